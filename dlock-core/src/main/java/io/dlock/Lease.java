@@ -1,0 +1,73 @@
+package io.dlock;
+
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/**
+ * One acquisition of a lock: the handle its holder keeps while it works, and closes (directly or by
+ * try-with-resources) to release it.
+ *
+ * <p>Several leases may share one grant (reentrancy); they then share the fencing token and the
+ * validity. The grant is released on the server when its last lease is released.
+ */
+public interface Lease extends AutoCloseable {
+
+  /** The name of the lock this lease holds. */
+  String lockName();
+
+  /**
+   * The fencing token of this grant: strictly greater than the token of every earlier grant of the
+   * same lock name, also after the lock expired or was deleted. Pass it to the protected resource
+   * so that it can reject a write from a holder whose lease was lost.
+   */
+  long fencingToken();
+
+  /**
+   * Whether the lease is still valid as far as this client knows: granted, not released, not
+   * reported lost, and not past the end of its lease as measured on the monotonic clock from the
+   * moment the last grant or renewal request was sent.
+   */
+  boolean isValid();
+
+  /** The state of this lease. */
+  LeaseState state();
+
+  /**
+   * How long the lease is known to last without a further renewal, measured on the monotonic clock;
+   * zero once it is not valid.
+   */
+  Duration remaining();
+
+  /**
+   * Throws if the lease is not valid. Call before each write the lock protects.
+   *
+   * @throws LockLostException if the lease was lost or has run out
+   * @throws IllegalStateException if this lease was already released
+   */
+  void ensureValid();
+
+  /**
+   * Registers a listener told, exactly once, when the grant is lost: its renewal found the lock
+   * gone or owned by someone else, or renewal failed until the lease ran out. A listener added
+   * after the loss is told at once. Listeners run on the client's event thread, never on the
+   * caller's, and should not block. A lease released by its holder is not lost: its listeners never
+   * fire.
+   */
+  void onLost(Consumer<LeaseLostEvent> listener);
+
+  /**
+   * Releases this acquisition. If it was the last hold of its grant, the lock is deleted on the
+   * server, atomically, and only if this owner still holds it.
+   *
+   * @return true if this call released its hold; false if there was nothing to release: already
+   *     released, or the lease was lost (the server's lock, if any, belongs to someone else and is
+   *     left alone). A false return is logged.
+   * @throws BackendUnavailableException if the backend did not confirm the release; the lock then
+   *     expires on the server after its lease, and is no longer renewed
+   */
+  boolean release();
+
+  /** Same as {@link #release()}, for try-with-resources. */
+  @Override
+  void close();
+}

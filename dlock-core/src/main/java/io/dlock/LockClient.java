@@ -1,0 +1,41 @@
+package io.dlock;
+
+/**
+ * Entry point of dlock: one client per application and backend, created at start-up and closed at
+ * shutdown. It hands out named locks, renews the leases it holds from one scheduler, and dispatches
+ * lost-lease notices.
+ *
+ * <p>Closing the client releases every lease it still holds (best effort, each release either done
+ * or logged as not done) and stops renewal; leases not released expire on the server after their
+ * lease time.
+ */
+public interface LockClient extends AutoCloseable {
+
+  /**
+   * The lock with this name, with the client's default {@link LockOptions}.
+   *
+   * @param name 1 to {@value LockNames#MAX_LENGTH} characters, no control characters
+   * @throws IllegalArgumentException if the name is empty, too long or has control characters
+   */
+  DistributedLock lock(String name);
+
+  /**
+   * The lock with this name and these options (lease time, renewal, owner id).
+   *
+   * @throws IllegalArgumentException if the name is invalid
+   */
+  DistributedLock lock(String name, LockOptions options);
+
+  /**
+   * The grants this client holds now (released and lost grants are not listed, except lost grants
+   * whose holder has not released them yet).
+   */
+  java.util.List<HeldLeaseInfo> heldLeases();
+
+  /** A short name of the backend, for logs and metrics: {@code redis}, {@code zookeeper}, ... */
+  String backendName();
+
+  /** Releases every lease still held by this client, stops renewal and closes the backend. */
+  @Override
+  void close();
+}

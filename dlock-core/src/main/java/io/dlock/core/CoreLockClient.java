@@ -1,0 +1,457 @@
+package io.dlock.core;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.DistributedLock;
+import io.dlock.HeldLeaseInfo;
+import io.dlock.Lease;
+import io.dlock.LeaseLostEvent;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockInterruptedException;
+import io.dlock.LockNames;
+import io.dlock.LockOptions;
+import io.dlock.LockTimeoutException;
+import io.dlock.MonotonicClock;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link LockClient} over any {@link LockBackend}. Backends build one of these with {@link
+ * #create(LockBackend, LockClientOptions)}; applications only see the {@link LockClient} interface.
+ */
+public final class CoreLockClient implements LockClient {
+  private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
+  private static final AtomicInteger CLIENT_IDS = new AtomicInteger();
+
+  private final LockBackend backend;
+  private final LockClientOptions options;
+  private final MonotonicClock clock;
+  private final long operationTimeoutNanos;
+  private final ConcurrentHashMap<GrantKey, Grant> grants = new ConcurrentHashMap<>();
+  private final ReleaseWaiters waiters;
+  private final ScheduledExecutorService scheduler;
+  private final ExecutorService events;
+  private final ExecutorService asyncAcquirers;
+  private final LeaseRenewer renewer;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** The holder's remaining lease seen by this thread's last failed attempt. */
+  private final ThreadLocal<@Nullable Duration> lastHolderRemaining = new ThreadLocal<>();
+
+  private CoreLockClient(LockBackend backend, LockClientOptions options) {
+    this.backend = backend;
+    this.options = options;
+    this.clock = options.clock();
+    this.operationTimeoutNanos = options.operationTimeout().toNanos();
+    int id = CLIENT_IDS.incrementAndGet();
+    ScheduledThreadPoolExecutor stpe =
+        new ScheduledThreadPoolExecutor(1, daemonThreads("dlock-" + id + "-renewer"));
+    stpe.setRemoveOnCancelPolicy(true);
+    this.scheduler = stpe;
+    this.events = Executors.newSingleThreadExecutor(daemonThreads("dlock-" + id + "-events"));
+    this.asyncAcquirers = AsyncExecutors.create("dlock-" + id + "-acquire");
+    this.waiters = new ReleaseWaiters(backend);
+    this.renewer = new LeaseRenewer(backend, clock, options.operationTimeout(), scheduler);
+  }
+
+  /** A client over {@code backend}; closing the client closes the backend. */
+  public static LockClient create(LockBackend backend, LockClientOptions options) {
+    return new CoreLockClient(
+        Objects.requireNonNull(backend, "backend"), Objects.requireNonNull(options, "options"));
+  }
+
+  @Override
+  public DistributedLock lock(String name) {
+    return lock(name, options.defaultLockOptions());
+  }
+
+  @Override
+  public DistributedLock lock(String name, LockOptions lockOptions) {
+    return new NamedLock(
+        this, LockNames.requireValid(name), Objects.requireNonNull(lockOptions, "options"));
+  }
+
+  @Override
+  public String backendName() {
+    return backend.name();
+  }
+
+  @Override
+  public List<HeldLeaseInfo> heldLeases() {
+    List<HeldLeaseInfo> infos = new ArrayList<>();
+    for (Grant grant : grants.values()) {
+      infos.add(grant.info());
+    }
+    return infos;
+  }
+
+  MonotonicClock clock() {
+    return clock;
+  }
+
+  LeaseRenewer renewer() {
+    return renewer;
+  }
+
+  /** The number of leases the renewer watches; for tests. */
+  public int renewedLeaseCount() {
+    return renewer.size();
+  }
+
+  // ---- acquisition ----------------------------------------------------------------------------
+
+  /**
+   * Acquires for {@code holder}, waiting up to {@code waitNanos} (0: one attempt).
+   *
+   * @return the lease, or null if the lock is held by another owner and the wait is zero
+   */
+  @Nullable Lease acquire(String name, LockOptions lockOptions, long waitNanos, Object holder) {
+    ensureOpen();
+    if (waitNanos > 0 && Thread.currentThread().isInterrupted()) {
+      throw interrupted(name);
+    }
+    boolean ownerCounted = lockOptions.ownerId().isPresent();
+    GrantKey key = new GrantKey(name, lockOptions.ownerId().<Object>map(o -> o).orElse(holder));
+    if (!ownerCounted) {
+      Grant existing = grants.get(key);
+      if (existing != null) {
+        return existing.open();
+      }
+    }
+    String owner = lockOptions.ownerId().orElseGet(OwnerTokens::next);
+    Deadline deadline = Deadline.after(clock, Duration.ofNanos(waitNanos));
+
+    Lease lease = attempt(key, owner, lockOptions, deadline, waitNanos == 0);
+    if (lease != null || waitNanos == 0) {
+      return lease;
+    }
+    ReleaseWaiters.Waiter waiter = waiters.join(name);
+    boolean acquired = false;
+    try {
+      awaitWatching(waiter, name, deadline);
+      while (true) {
+        waiter.clearSignal();
+        lease = attempt(key, owner, lockOptions, deadline, false);
+        if (lease != null) {
+          acquired = true;
+          return lease;
+        }
+        long left = deadline.remainingNanos();
+        if (left <= 0) {
+          throw timeout(name, waitNanos);
+        }
+        long park = left;
+        Duration holderRemaining = lastHolderRemaining.get();
+        if (holderRemaining != null) {
+          // The holder's lease may run out without a release signal (crashed holder): retry then.
+          park = Math.min(park, holderRemaining.toNanos() + 1_000_000L);
+        }
+        if (!waiter.signalled && !waiter.await(park)) {
+          throw interrupted(name);
+        }
+        if (deadline.passed() && !waiter.signalled) {
+          throw timeout(name, waitNanos);
+        }
+      }
+    } finally {
+      lastHolderRemaining.remove();
+      waiters.leave(waiter, acquired);
+    }
+  }
+
+  private void awaitWatching(ReleaseWaiters.Waiter waiter, String name, Deadline deadline) {
+    try {
+      BackendCalls.awaitInterruptibly(
+          waiter.watching(),
+          Math.min(deadline.remainingNanos(), operationTimeoutNanos),
+          "watch releases of '" + name + "'",
+          backend.name());
+    } catch (InterruptedException e) {
+      throw interrupted(name);
+    } catch (BackendUnavailableException e) {
+      if (deadline.passed()) {
+        throw timeout(name, 0);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * One bounded attempt. An answer that arrives after the caller gave up (timeout, interrupt) is
+   * released, so that a lost answer never leaves a lock held by nobody.
+   */
+  private @Nullable Lease attempt(
+      GrantKey key, String owner, LockOptions lockOptions, Deadline deadline, boolean single) {
+    String name = key.lockName();
+    long timeout =
+        single ? operationTimeoutNanos : Math.min(operationTimeoutNanos, deadline.remainingNanos());
+    if (timeout <= 0) {
+      throw timeout(name, 0);
+    }
+    long sentAt = clock.nanoTime();
+    CompletableFuture<AcquireResult> answer;
+    try {
+      answer = backend.tryAcquire(name, owner, lockOptions.leaseTime());
+    } catch (RuntimeException e) {
+      throw BackendCalls.translate(e, "acquire '" + name + "'", backend.name());
+    }
+    AcquireResult result;
+    try {
+      result =
+          BackendCalls.awaitInterruptibly(
+              answer, timeout, "acquire '" + name + "'", backend.name());
+    } catch (InterruptedException e) {
+      // Wait for the answer we already asked for, so that nothing stays held when we throw.
+      settleAbandoned(answer, name, owner, true);
+      Thread.currentThread().interrupt();
+      throw interrupted(name);
+    } catch (BackendUnavailableException e) {
+      settleAbandoned(answer, name, owner, false);
+      if (timeout < operationTimeoutNanos && deadline.passed()) {
+        // The caller's wait ran out while the backend was still answering: that is a timeout.
+        throw timeout(name, 0);
+      }
+      throw e;
+    }
+    if (result instanceof AcquireResult.Granted granted) {
+      lastHolderRemaining.remove();
+      return register(key, owner, lockOptions, granted, sentAt);
+    }
+    lastHolderRemaining.set(((AcquireResult.Held) result).holderRemaining());
+    return null;
+  }
+
+  private void settleAbandoned(
+      CompletableFuture<AcquireResult> answer, String name, String owner, boolean waitForIt) {
+    Consumer<AcquireResult> undo =
+        result -> {
+          if (result instanceof AcquireResult.Granted) {
+            try {
+              BackendCalls.await(
+                  backend.release(name, owner),
+                  operationTimeoutNanos,
+                  "release abandoned grant of '" + name + "'",
+                  backend.name());
+              log.debug("Released the grant of '{}' that arrived after its caller gave up", name);
+            } catch (RuntimeException e) {
+              log.warn(
+                  "A grant of '{}' arrived after its caller gave up and could not be released;"
+                      + " it expires after its lease: {}",
+                  name,
+                  e.toString());
+            }
+          }
+        };
+    if (waitForIt) {
+      try {
+        undo.accept(
+            BackendCalls.await(
+                answer, operationTimeoutNanos, "acquire '" + name + "'", backend.name()));
+        return;
+      } catch (RuntimeException e) {
+        // Fall through: settle when (if ever) the answer arrives.
+      }
+    }
+    answer.thenAcceptAsync(undo, asyncAcquirers);
+  }
+
+  private Lease register(
+      GrantKey key,
+      String owner,
+      LockOptions lockOptions,
+      AcquireResult.Granted granted,
+      long sentAt) {
+    if (lockOptions.ownerId().isPresent()) {
+      // The server counted this hold; merge it into this client's grant for the owner, if any.
+      Grant[] created = new Grant[1];
+      Grant grant =
+          grants.compute(
+              key,
+              (k, current) -> {
+                if (current != null && current.isValid()) {
+                  return current;
+                }
+                created[0] = new Grant(this, k, owner, granted.fencingToken(), lockOptions, sentAt);
+                return created[0];
+              });
+      if (created[0] == null) {
+        return grant.openCounted(sentAt);
+      }
+      renewer.add(grant);
+      return grant.open();
+    }
+    Grant grant = new Grant(this, key, owner, granted.fencingToken(), lockOptions, sentAt);
+    grants.put(key, grant);
+    renewer.add(grant);
+    return grant.open();
+  }
+
+  // ---- release and bookkeeping ----------------------------------------------------------------
+
+  ReleaseResult releaseOnBackend(String name, String owner, Duration lease) {
+    try {
+      return BackendCalls.await(
+          backend.release(name, owner),
+          operationTimeoutNanos,
+          "release '" + name + "'",
+          backend.name());
+    } catch (BackendUnavailableException e) {
+      throw new BackendUnavailableException(
+          "Release of lock '"
+              + name
+              + "' was not confirmed by the "
+              + backend.name()
+              + " backend; it is no longer renewed and expires on the server within its lease ("
+              + lease
+              + "): "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  void forget(Grant grant) {
+    grants.remove(grant.key(), grant);
+    renewer.remove(grant);
+  }
+
+  void signalLocalWaiters(String name) {
+    waiters.signal(name);
+  }
+
+  @Nullable Grant grantOf(GrantKey key) {
+    return grants.get(key);
+  }
+
+  void dispatch(Consumer<LeaseLostEvent> listener, LeaseLostEvent event) {
+    try {
+      events.execute(
+          () -> {
+            try {
+              listener.accept(event);
+            } catch (RuntimeException e) {
+              log.error("A lost-lease listener of lock '{}' failed", event.lockName(), e);
+            }
+          });
+    } catch (RuntimeException e) {
+      log.warn(
+          "Could not tell a listener that lock '{}' was lost: {}", event.lockName(), e.toString());
+    }
+  }
+
+  CompletableFuture<Lease> acquireAsync(String name, LockOptions lockOptions, long waitNanos) {
+    ensureOpen();
+    CancellableAcquisition future = new CancellableAcquisition();
+    Object holder = new Object();
+    try {
+      future.task =
+          asyncAcquirers.submit(
+              () -> {
+                try {
+                  Lease lease = acquire(name, lockOptions, waitNanos, holder);
+                  if (lease == null) {
+                    future.completeExceptionally(timeout(name, waitNanos));
+                  } else if (!future.complete(lease)) {
+                    lease.release();
+                  }
+                } catch (RuntimeException e) {
+                  future.completeExceptionally(e);
+                }
+              });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      future.completeExceptionally(new IllegalStateException("The lock client is closed", e));
+    }
+    if (future.isCancelled() && future.task != null) {
+      future.task.cancel(true);
+    }
+    return future;
+  }
+
+  LockTimeoutException timeout(String name, long waitNanos) {
+    return new LockTimeoutException(
+        "Lock '"
+            + name
+            + "' was not acquired within "
+            + (waitNanos > 0 ? Duration.ofNanos(waitNanos) : "the wait")
+            + ": another holder kept it");
+  }
+
+  LockInterruptedException interrupted(String name) {
+    Thread.currentThread().interrupt();
+    return new LockInterruptedException(
+        "Interrupted while acquiring lock '" + name + "'; nothing is held");
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("The lock client is closed");
+    }
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (Grant grant : List.copyOf(grants.values())) {
+      LeaseHandle handle;
+      while ((handle = grant.lastOpenHandle()) != null) {
+        try {
+          handle.release();
+        } catch (RuntimeException e) {
+          log.warn("Lock '{}' not released at close: {}", grant.lockName(), e.getMessage());
+        }
+      }
+      forget(grant);
+    }
+    asyncAcquirers.shutdownNow();
+    scheduler.shutdownNow();
+    events.shutdown();
+    try {
+      events.awaitTermination(1, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    backend.close();
+  }
+
+  static java.util.concurrent.ThreadFactory daemonThreads(String name) {
+    return runnable -> {
+      Thread thread = new Thread(runnable, name);
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  /** A future whose cancellation interrupts the acquisition behind it. */
+  private static final class CancellableAcquisition extends CompletableFuture<Lease> {
+    volatile java.util.concurrent.@Nullable Future<?> task;
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      java.util.concurrent.Future<?> t = task;
+      if (cancelled && t != null) {
+        t.cancel(true);
+      }
+      return cancelled;
+    }
+  }
+}

@@ -1,0 +1,294 @@
+package io.dlock.core;
+
+import io.dlock.HeldLeaseInfo;
+import io.dlock.LeaseLostEvent;
+import io.dlock.LeaseState;
+import io.dlock.LockLostException;
+import io.dlock.LockOptions;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One grant of a lock by the backend: its owner token, fencing token, validity and the open leases
+ * (holds) that share it. State changes happen under a small lock that never covers I/O.
+ */
+final class Grant {
+  private static final Logger log = LoggerFactory.getLogger(Grant.class);
+
+  private final CoreLockClient client;
+  private final GrantKey key;
+  private final String owner;
+  private final long fencingToken;
+  private final LockOptions options;
+  private final boolean holdCountOnServer;
+  private final long leaseNanos;
+  private final Instant heldSince = Instant.now();
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final ArrayDeque<LeaseHandle> openHandles = new ArrayDeque<>();
+  private final List<Consumer<LeaseLostEvent>> listeners = new ArrayList<>();
+  private @Nullable LeaseLostEvent lostEvent;
+
+  private volatile LeaseState state = LeaseState.VALID;
+  private volatile long validUntilNanos;
+  private volatile long nextRenewalNanos;
+
+  Grant(
+      CoreLockClient client,
+      GrantKey key,
+      String owner,
+      long fencingToken,
+      LockOptions options,
+      long requestSentAtNanos) {
+    this.client = client;
+    this.key = key;
+    this.owner = owner;
+    this.fencingToken = fencingToken;
+    this.options = options;
+    this.holdCountOnServer = options.ownerId().isPresent();
+    this.leaseNanos = options.leaseTime().toNanos();
+    confirmed(requestSentAtNanos);
+  }
+
+  String lockName() {
+    return key.lockName();
+  }
+
+  GrantKey key() {
+    return key;
+  }
+
+  long fencingToken() {
+    return fencingToken;
+  }
+
+  LockOptions options() {
+    return options;
+  }
+
+  HeldLease heldLease() {
+    return new HeldLease(key.lockName(), owner, options.leaseTime());
+  }
+
+  String owner() {
+    return owner;
+  }
+
+  /**
+   * Opens one more hold on this grant.
+   *
+   * @throws LockLostException if the grant is no longer valid: a holder cannot re-enter a lock it
+   *     has lost, it must release the lost lease first
+   */
+  LeaseHandle open() {
+    lock.lock();
+    try {
+      if (!isValid()) {
+        throw new LockLostException(
+            "Cannot re-enter lock '"
+                + key.lockName()
+                + "': the grant with fencing token "
+                + fencingToken
+                + " is "
+                + state().name().toLowerCase(java.util.Locale.ROOT)
+                + "; release the lost lease before acquiring again");
+      }
+      LeaseHandle handle = new LeaseHandle(this);
+      openHandles.addLast(handle);
+      return handle;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Adds a hold that the server already counted (owner-id re-entry). */
+  LeaseHandle openCounted(long requestSentAtNanos) {
+    LeaseHandle handle = open();
+    confirmed(requestSentAtNanos);
+    return handle;
+  }
+
+  @Nullable LeaseHandle lastOpenHandle() {
+    lock.lock();
+    try {
+      return openHandles.peekLast();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  int holdCount() {
+    lock.lock();
+    try {
+      return openHandles.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  boolean isValid() {
+    return state == LeaseState.VALID && validUntilNanos - client.clock().nanoTime() > 0;
+  }
+
+  LeaseState state() {
+    LeaseState s = state;
+    if (s == LeaseState.VALID && validUntilNanos - client.clock().nanoTime() <= 0) {
+      return LeaseState.LOST;
+    }
+    return s;
+  }
+
+  Duration remaining() {
+    long left = validUntilNanos - client.clock().nanoTime();
+    return state == LeaseState.VALID && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+  }
+
+  boolean autoRenew() {
+    return options.autoRenew();
+  }
+
+  long validUntilNanos() {
+    return validUntilNanos;
+  }
+
+  long nextRenewalNanos() {
+    return nextRenewalNanos;
+  }
+
+  long leaseNanos() {
+    return leaseNanos;
+  }
+
+  /**
+   * The backend confirmed the lease for a request sent at {@code sentAtNanos}: the server set its
+   * expiry after that instant, so counting from the send time errs on the safe side.
+   */
+  void confirmed(long sentAtNanos) {
+    validUntilNanos = sentAtNanos + leaseNanos;
+    nextRenewalNanos = sentAtNanos + leaseNanos / 3;
+  }
+
+  /** A renewal did not get through; try again soon, well before the lease runs out. */
+  void renewalFailed(long nowNanos) {
+    nextRenewalNanos = nowNanos + Math.max(leaseNanos / 10, 10_000_000L);
+  }
+
+  /** Marks the grant lost and tells its listeners, once. No effect once released or lost. */
+  boolean markLost(LeaseLostEvent.Reason reason, String detail) {
+    List<Consumer<LeaseLostEvent>> toTell;
+    LeaseLostEvent event;
+    lock.lock();
+    try {
+      if (state == LeaseState.LOST || state == LeaseState.RELEASED) {
+        return false;
+      }
+      state = LeaseState.LOST;
+      event = new LeaseLostEvent(key.lockName(), fencingToken, reason, detail);
+      lostEvent = event;
+      toTell = List.copyOf(listeners);
+      listeners.clear();
+    } finally {
+      lock.unlock();
+    }
+    log.warn(
+        "Lease of lock '{}' (fencing token {}) lost: {} ({})",
+        key.lockName(),
+        fencingToken,
+        reason,
+        detail);
+    client.renewer().remove(this);
+    for (Consumer<LeaseLostEvent> listener : toTell) {
+      client.dispatch(listener, event);
+    }
+    return true;
+  }
+
+  void addLostListener(Consumer<LeaseLostEvent> listener) {
+    LeaseLostEvent event;
+    lock.lock();
+    try {
+      event = lostEvent;
+      if (event == null) {
+        if (state != LeaseState.RELEASED) {
+          listeners.add(listener);
+        }
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    client.dispatch(listener, event);
+  }
+
+  /**
+   * Releases one hold. The last hold of a valid grant deletes the lock on the server; with an owner
+   * id, every hold is counted on the server and released there.
+   */
+  boolean release(LeaseHandle handle) {
+    int left;
+    LeaseState before;
+    lock.lock();
+    try {
+      openHandles.remove(handle);
+      left = openHandles.size();
+      before = state;
+      if (left == 0 && before != LeaseState.LOST) {
+        state = LeaseState.RELEASED;
+        listeners.clear();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (left == 0) {
+      client.forget(this);
+    }
+    if (before == LeaseState.LOST) {
+      log.info(
+          "Release of lock '{}' (fencing token {}) skipped: the lease was already lost, and the"
+              + " lock, if held, belongs to someone else",
+          key.lockName(),
+          fencingToken);
+      return false;
+    }
+    if (left > 0 && !holdCountOnServer) {
+      return true;
+    }
+    ReleaseResult result = client.releaseOnBackend(key.lockName(), owner, options.leaseTime());
+    switch (result) {
+      case RELEASED:
+        client.signalLocalWaiters(key.lockName());
+        return true;
+      case STILL_HELD:
+        return true;
+      case NOT_HELD:
+      default:
+        log.warn(
+            "Release of lock '{}' (fencing token {}) did nothing: this owner no longer held it"
+                + " (its lease expired or it was taken over); the lock was left untouched",
+            key.lockName(),
+            fencingToken);
+        return false;
+    }
+  }
+
+  HeldLeaseInfo info() {
+    return new HeldLeaseInfo(
+        key.lockName(),
+        fencingToken,
+        holdCount(),
+        heldSince,
+        remaining(),
+        options.autoRenew(),
+        state());
+  }
+}

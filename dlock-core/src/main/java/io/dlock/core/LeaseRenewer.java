@@ -1,0 +1,195 @@
+package io.dlock.core;
+
+import io.dlock.LeaseLostEvent;
+import io.dlock.MonotonicClock;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One scheduler per client that renews all of the client's renewable leases in one batched backend
+ * call per tick, and marks lost every lease the backend reports gone or that runs out before a
+ * renewal gets through. Fixed leases are watched only for their end.
+ *
+ * <p>A tick renews every lease due within a sixth of its lease time, so leases of similar length
+ * share one round trip. All ticks run on one thread, so they never overlap.
+ */
+final class LeaseRenewer {
+  private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
+
+  private final LockBackend backend;
+  private final MonotonicClock clock;
+  private final Duration operationTimeout;
+  private final ScheduledExecutorService scheduler;
+  private final Set<Grant> grants = ConcurrentHashMap.newKeySet();
+
+  private final ReentrantLock scheduleLock = new ReentrantLock();
+  private @Nullable ScheduledFuture<?> nextTick;
+  private long nextTickAt;
+
+  /** Failed renewal calls since the last success; only touched by the renewal thread. */
+  private int failuresInARow;
+
+  LeaseRenewer(
+      LockBackend backend,
+      MonotonicClock clock,
+      Duration operationTimeout,
+      ScheduledExecutorService scheduler) {
+    this.backend = backend;
+    this.clock = clock;
+    this.operationTimeout = operationTimeout;
+    this.scheduler = scheduler;
+  }
+
+  void add(Grant grant) {
+    grants.add(grant);
+    scheduleNoLaterThan(dueAt(grant));
+  }
+
+  void remove(Grant grant) {
+    grants.remove(grant);
+  }
+
+  int size() {
+    return grants.size();
+  }
+
+  private static long dueAt(Grant grant) {
+    return grant.autoRenew() ? grant.nextRenewalNanos() : grant.validUntilNanos();
+  }
+
+  private void scheduleNoLaterThan(long at) {
+    scheduleLock.lock();
+    try {
+      if (scheduler.isShutdown()) {
+        return;
+      }
+      ScheduledFuture<?> current = nextTick;
+      if (current != null && !current.isDone() && nextTickAt - at <= 0) {
+        return;
+      }
+      if (current != null) {
+        current.cancel(false);
+      }
+      nextTickAt = at;
+      long delay = Math.max(0, at - clock.nanoTime());
+      nextTick = scheduler.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
+    } finally {
+      scheduleLock.unlock();
+    }
+  }
+
+  private void tick() {
+    try {
+      renewDueLeases();
+    } catch (RuntimeException e) {
+      log.error("Lease renewal tick failed; retrying", e);
+    } finally {
+      scheduleNext();
+    }
+  }
+
+  private void renewDueLeases() {
+    long now = clock.nanoTime();
+    List<Grant> due = new ArrayList<>();
+    for (Grant grant : grants) {
+      if (grant.validUntilNanos() - now <= 0) {
+        if (grant.autoRenew()) {
+          grant.markLost(
+              LeaseLostEvent.Reason.EXPIRED,
+              "no renewal got through before the lease of "
+                  + grant.options().leaseTime()
+                  + " ran out");
+        } else {
+          grant.markLost(
+              LeaseLostEvent.Reason.LEASE_ENDED,
+              "the fixed lease of " + grant.options().leaseTime() + " ended before release");
+        }
+      } else if (grant.autoRenew() && grant.nextRenewalNanos() - now <= grant.leaseNanos() / 6) {
+        due.add(grant);
+      }
+    }
+    if (due.isEmpty()) {
+      return;
+    }
+    Map<HeldLease, Grant> byLease = new HashMap<>();
+    long shortestLease = Long.MAX_VALUE;
+    for (Grant grant : due) {
+      byLease.put(grant.heldLease(), grant);
+      shortestLease = Math.min(shortestLease, grant.leaseNanos());
+    }
+    long timeout = Math.min(operationTimeout.toNanos(), shortestLease / 3);
+    long sentAt = clock.nanoTime();
+    Set<HeldLease> gone;
+    try {
+      gone =
+          BackendCalls.await(
+              backend.renew(List.copyOf(byLease.keySet())),
+              timeout,
+              "renew " + byLease.size() + " lease(s)",
+              backend.name());
+    } catch (RuntimeException e) {
+      if (failuresInARow++ == 0) {
+        log.warn(
+            "Renewal of {} lease(s) failed, retrying until they run out: {}",
+            byLease.size(),
+            e.toString());
+      } else {
+        log.debug("Renewal failed again ({} in a row): {}", failuresInARow, e.toString());
+      }
+      long failedAt = clock.nanoTime();
+      for (Grant grant : due) {
+        grant.renewalFailed(failedAt);
+      }
+      return;
+    }
+    if (failuresInARow > 0) {
+      log.info("Renewal works again after {} failed attempt(s)", failuresInARow);
+      failuresInARow = 0;
+    }
+    for (Map.Entry<HeldLease, Grant> entry : byLease.entrySet()) {
+      Grant grant = entry.getValue();
+      if (gone.contains(entry.getKey())) {
+        grant.markLost(
+            LeaseLostEvent.Reason.TAKEN_OVER,
+            "renewal found the lock deleted or held by another owner");
+      } else {
+        grant.confirmed(sentAt);
+      }
+    }
+  }
+
+  private void scheduleNext() {
+    long earliest = 0;
+    boolean any = false;
+    for (Grant grant : grants) {
+      long at = Math.min(dueAt(grant), grant.validUntilNanos());
+      if (!any || at - earliest < 0) {
+        earliest = at;
+        any = true;
+      }
+    }
+    scheduleLock.lock();
+    try {
+      nextTick = null;
+    } finally {
+      scheduleLock.unlock();
+    }
+    if (any) {
+      scheduleNoLaterThan(earliest);
+    }
+  }
+}

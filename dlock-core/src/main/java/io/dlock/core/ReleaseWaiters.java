@@ -1,0 +1,162 @@
+package io.dlock.core;
+
+import io.dlock.spi.LockBackend;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The threads of this client that wait for a lock, per name, in arrival order. The backend's
+ * release signal for a name is watched while at least one local thread waits for it, and each
+ * signal wakes only the oldest waiter: a release costs one retry per client, not one per waiting
+ * thread (no herd).
+ *
+ * <p>A waiter that was signalled but leaves without the lock (timeout, interrupt) passes the signal
+ * on, so that a release is never swallowed.
+ */
+final class ReleaseWaiters {
+  private static final Logger log = LoggerFactory.getLogger(ReleaseWaiters.class);
+
+  private final LockBackend backend;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<String, Queue> queues = new HashMap<>();
+
+  ReleaseWaiters(LockBackend backend) {
+    this.backend = backend;
+  }
+
+  /** Joins the queue of {@code lockName}, watching its release signal if this is the first. */
+  Waiter join(String lockName) {
+    lock.lock();
+    try {
+      Queue queue = queues.get(lockName);
+      if (queue == null) {
+        Queue created = new Queue(lockName);
+        queue = created;
+        queues.put(lockName, created);
+        CompletableFuture<Void> watching;
+        try {
+          watching = backend.watchReleases(lockName, created::signalOne);
+        } catch (RuntimeException e) {
+          watching = CompletableFuture.failedFuture(e);
+        }
+        created.watching = watching;
+      }
+      Waiter waiter = new Waiter(queue, Thread.currentThread());
+      queue.waiters.addLast(waiter);
+      return waiter;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Leaves the queue; stops watching when it was the last waiter. */
+  void leave(Waiter waiter, boolean acquired) {
+    Queue queue = waiter.queue;
+    boolean unwatch = false;
+    lock.lock();
+    try {
+      queue.waiters.remove(waiter);
+      if (queue.waiters.isEmpty() && queues.get(queue.lockName) == queue) {
+        queues.remove(queue.lockName);
+        unwatch = true;
+      }
+      if (unwatch) {
+        try {
+          backend.unwatchReleases(queue.lockName);
+        } catch (RuntimeException e) {
+          log.debug("Could not stop watching releases of '{}': {}", queue.lockName, e.toString());
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (!acquired && waiter.signalled) {
+      queue.signalOne();
+    }
+  }
+
+  /** Wakes the oldest local waiter of {@code lockName}, if any. */
+  void signal(String lockName) {
+    Queue queue;
+    lock.lock();
+    try {
+      queue = queues.get(lockName);
+    } finally {
+      lock.unlock();
+    }
+    if (queue != null) {
+      queue.signalOne();
+    }
+  }
+
+  static final class Queue {
+    final String lockName;
+    final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
+    volatile @Nullable CompletableFuture<Void> watching;
+
+    Queue(String lockName) {
+      this.lockName = lockName;
+    }
+
+    void signalOne() {
+      Waiter head = waiters.peekFirst();
+      if (head != null) {
+        head.signal();
+      }
+    }
+  }
+
+  /** One waiting thread. */
+  static final class Waiter {
+    final Queue queue;
+    final Thread thread;
+    volatile boolean signalled;
+
+    Waiter(Queue queue, Thread thread) {
+      this.queue = queue;
+      this.thread = thread;
+    }
+
+    CompletableFuture<Void> watching() {
+      CompletableFuture<Void> w = queue.watching;
+      return w == null ? CompletableFuture.completedFuture(null) : w;
+    }
+
+    void signal() {
+      signalled = true;
+      LockSupport.unpark(thread);
+    }
+
+    /** Clears the signal before an attempt: a signal that arrives during it forces a retry. */
+    void clearSignal() {
+      signalled = false;
+    }
+
+    /**
+     * Parks until signalled, interrupted, or {@code nanos} pass (spurious wake-ups are absorbed).
+     *
+     * @return false if the thread was interrupted
+     */
+    boolean await(long nanos) {
+      long until = System.nanoTime() + nanos;
+      while (!signalled) {
+        if (Thread.currentThread().isInterrupted()) {
+          return false;
+        }
+        long left = until - System.nanoTime();
+        if (left <= 0) {
+          return true;
+        }
+        LockSupport.parkNanos(this, left);
+      }
+      return !Thread.currentThread().isInterrupted();
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package io.dlock.spi;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The primitives a backend implements. All operations are asynchronous and must not block the
+ * caller; the core bounds every call with a timeout and handles results that arrive late (an
+ * acquisition whose answer came after the caller gave up is released by the core).
+ *
+ * <p>Owner tokens are chosen by the core: a fresh unguessable token per grant, or the user's owner
+ * id. A backend stores the owner with the lock and compares it on release and renewal, atomically
+ * on the server.
+ *
+ * <p>Failures complete the future exceptionally; a backend should map "cannot reach the server" to
+ * {@link io.dlock.BackendUnavailableException}. The core treats any other exception the same way.
+ */
+public interface LockBackend extends AutoCloseable {
+
+  /** A short name for logs and metrics, such as {@code redis}. */
+  String name();
+
+  /**
+   * One attempt to take the lock for {@code owner} with a lease of {@code lease}. If {@code owner}
+   * already holds it, the backend raises the hold count kept on the server, extends the lease and
+   * returns the same fencing token. A new grant increments the name's fencing counter, which never
+   * goes backwards.
+   */
+  CompletableFuture<AcquireResult> tryAcquire(String lockName, String owner, Duration lease);
+
+  /**
+   * Lowers {@code owner}'s hold count and deletes the lock when it reaches zero, atomically and
+   * only if {@code owner} holds it; wakes the waiters when the lock is deleted.
+   */
+  CompletableFuture<ReleaseResult> release(String lockName, String owner);
+
+  /**
+   * Extends the leases in one batch (one round trip where the backend allows), only where the owner
+   * still holds the lock.
+   *
+   * @return the leases that are gone: lock deleted or held by another owner
+   */
+  CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases);
+
+  /**
+   * Starts delivering release signals of {@code lockName} to {@code onRelease}, which must return
+   * quickly. The future completes once no release can be missed any more (for Redis, once the
+   * subscription is confirmed). At most one listener per name is registered at a time; the core
+   * calls {@link #unwatchReleases(String)} before it registers another.
+   */
+  CompletableFuture<Void> watchReleases(String lockName, Runnable onRelease);
+
+  /** Stops the release signals of {@code lockName}. */
+  void unwatchReleases(String lockName);
+
+  /** Closes connections. Held locks are not released here: the core releases them first. */
+  @Override
+  void close();
+}

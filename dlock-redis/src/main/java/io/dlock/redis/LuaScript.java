@@ -1,0 +1,82 @@
+package io.dlock.redis;
+
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * A Lua script kept as a resource, called by its SHA-1 with keys and values always passed as KEYS
+ * and ARGV; if the server lost its script cache (restart, {@code SCRIPT FLUSH}), the script is sent
+ * again once and the call repeated.
+ */
+final class LuaScript {
+  private final String name;
+  private final String source;
+  private final String sha;
+
+  private LuaScript(String name, String source, String sha) {
+    this.name = name;
+    this.source = source;
+    this.sha = sha;
+  }
+
+  static LuaScript load(String resource, RedisAsyncCommands<String, String> commands) {
+    String source = read(resource);
+    return new LuaScript(resource, source, commands.digest(source));
+  }
+
+  String name() {
+    return name;
+  }
+
+  String source() {
+    return source;
+  }
+
+  String sha() {
+    return sha;
+  }
+
+  <T> CompletableFuture<T> call(
+      RedisAsyncCommands<String, String> commands, String[] keys, String... args) {
+    CompletableFuture<T> first =
+        commands.<T>evalsha(sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+    return first
+        .handle(
+            (result, error) -> {
+              if (error == null) {
+                return CompletableFuture.completedFuture(result);
+              }
+              Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+              if (cause instanceof RedisNoScriptException) {
+                return commands
+                    .scriptLoad(source)
+                    .toCompletableFuture()
+                    .thenCompose(
+                        loaded ->
+                            commands
+                                .<T>evalsha(sha, ScriptOutputType.MULTI, keys, args)
+                                .toCompletableFuture());
+              }
+              return CompletableFuture.<T>failedFuture(cause);
+            })
+        .thenCompose(f -> f);
+  }
+
+  private static String read(String resource) {
+    try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("Missing script resource " + resource);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,244 @@
+package io.dlock.redis;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseResult;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Redis {@link LockBackend}: one multiplexed Lettuce connection for commands and one for
+ * release signals. Every primitive is one script call, so one round trip.
+ */
+public final class RedisLockBackend implements LockBackend {
+  private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+
+  private final RedisLockSettings settings;
+  private final RedisKeys keys;
+  private final RedisClient client;
+  private final StatefulRedisConnection<String, String> connection;
+  private final RedisAsyncCommands<String, String> commands;
+  private final StatefulRedisPubSubConnection<String, String> signals;
+  private final Map<String, Runnable> releaseListeners = new ConcurrentHashMap<>();
+  private final LuaScript acquireScript;
+  private final LuaScript releaseScript;
+  private final LuaScript renewScript;
+
+  private RedisLockBackend(RedisLockSettings settings) {
+    this.settings = settings;
+    this.keys = new RedisKeys(settings.keyPrefix());
+    RedisURI uri;
+    try {
+      uri = RedisURI.create(settings.uri());
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(
+          "uri is not a valid Redis URI: '" + settings.redactedUri() + "': " + e.getMessage(), e);
+    }
+    uri.setTimeout(settings.commandTimeout());
+    char[] password = settings.password();
+    if (password != null) {
+      settings.username().ifPresent(uri::setUsername);
+      uri.setPassword(password);
+    }
+    this.client = RedisClient.create(uri);
+    client.setOptions(
+        ClientOptions.builder()
+            .autoReconnect(true)
+            // Fail at once while disconnected instead of queueing: a caller's wait is bounded.
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+            .socketOptions(
+                SocketOptions.builder()
+                    .connectTimeout(settings.commandTimeout())
+                    .keepAlive(true)
+                    .build())
+            .build());
+    try {
+      this.connection = client.connect(StringCodec.UTF8);
+      this.signals = client.connectPubSub(StringCodec.UTF8);
+    } catch (RuntimeException e) {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      throw new BackendUnavailableException(
+          "Cannot connect to Redis at " + settings.redactedUri() + ": " + rootMessage(e), e);
+    }
+    this.commands = connection.async();
+    this.signals.addListener(
+        new RedisPubSubAdapter<>() {
+          @Override
+          public void message(String channel, String message) {
+            Runnable listener = releaseListeners.get(channel);
+            if (listener != null) {
+              listener.run();
+            }
+          }
+        });
+    this.acquireScript = LuaScript.load("acquire.lua", commands);
+    this.releaseScript = LuaScript.load("release.lua", commands);
+    this.renewScript = LuaScript.load("renew.lua", commands);
+  }
+
+  /**
+   * Connects to Redis.
+   *
+   * @throws BackendUnavailableException if the server cannot be reached within the command timeout
+   * @throws IllegalArgumentException if the URI is malformed
+   */
+  public static RedisLockBackend connect(RedisLockSettings settings) {
+    return new RedisLockBackend(settings);
+  }
+
+  RedisKeys keys() {
+    return keys;
+  }
+
+  @Override
+  public String name() {
+    return "redis";
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> tryAcquire(
+      String lockName, String owner, Duration lease) {
+    return acquireScript
+        .<List<Object>>call(
+            commands,
+            new String[] {keys.lock(lockName), keys.fence(lockName)},
+            owner,
+            Long.toString(lease.toMillis()))
+        .handle(
+            (reply, error) -> {
+              if (error != null) {
+                throw unavailable("acquire '" + lockName + "'", error);
+              }
+              if (((Long) reply.get(0)) == 1L) {
+                return new AcquireResult.Granted(
+                    (Long) reply.get(1), ((Long) reply.get(2)).intValue());
+              }
+              long pttl = (Long) reply.get(1);
+              return new AcquireResult.Held(pttl >= 0 ? Duration.ofMillis(pttl) : null);
+            });
+  }
+
+  @Override
+  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+    return releaseScript
+        .<List<Object>>call(
+            commands, new String[] {keys.lock(lockName)}, owner, keys.releaseChannel(lockName))
+        .handle(
+            (reply, error) -> {
+              if (error != null) {
+                throw unavailable("release '" + lockName + "'", error);
+              }
+              long code = (Long) reply.get(0);
+              return code == 1L
+                  ? ReleaseResult.RELEASED
+                  : code == 2L ? ReleaseResult.STILL_HELD : ReleaseResult.NOT_HELD;
+            });
+  }
+
+  @Override
+  public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+    String[] lockKeys = new String[leases.size()];
+    String[] args = new String[leases.size() * 2];
+    for (int i = 0; i < leases.size(); i++) {
+      HeldLease lease = leases.get(i);
+      lockKeys[i] = keys.lock(lease.lockName());
+      args[2 * i] = lease.owner();
+      args[2 * i + 1] = Long.toString(lease.lease().toMillis());
+    }
+    return renewScript
+        .<List<Object>>call(commands, lockKeys, args)
+        .handle(
+            (reply, error) -> {
+              if (error != null) {
+                throw unavailable("renew " + leases.size() + " lease(s)", error);
+              }
+              Set<HeldLease> gone = new HashSet<>();
+              for (Object position : reply) {
+                gone.add(leases.get(((Long) position).intValue() - 1));
+              }
+              return gone;
+            });
+  }
+
+  @Override
+  public CompletableFuture<Void> watchReleases(String lockName, Runnable onRelease) {
+    String channel = keys.releaseChannel(lockName);
+    releaseListeners.put(channel, onRelease);
+    return signals
+        .async()
+        .subscribe(channel)
+        .toCompletableFuture()
+        .handle(
+            (ok, error) -> {
+              if (error != null) {
+                throw unavailable("subscribe to releases of '" + lockName + "'", error);
+              }
+              return null;
+            });
+  }
+
+  @Override
+  public void unwatchReleases(String lockName) {
+    String channel = keys.releaseChannel(lockName);
+    releaseListeners.remove(channel);
+    signals.async().unsubscribe(channel);
+  }
+
+  @Override
+  public void close() {
+    try {
+      signals.close();
+      connection.close();
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+
+  private CompletionException unavailable(String operation, Throwable error) {
+    Throwable cause =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (cause instanceof RedisCommandExecutionException) {
+      // The server answered with an error: a bug or a misconfiguration, not an outage; say which.
+      log.error("Redis refused '{}': {}", operation, cause.getMessage());
+    }
+    return new CompletionException(
+        new BackendUnavailableException(
+            "Redis at "
+                + settings.redactedUri()
+                + " did not complete '"
+                + operation
+                + "': "
+                + rootMessage(cause),
+            cause));
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
+  }
+}

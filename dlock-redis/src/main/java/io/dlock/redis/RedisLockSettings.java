@@ -1,0 +1,131 @@
+package io.dlock.redis;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How to reach Redis and where to keep the locks. An immutable value.
+ *
+ * <p>The URI takes Lettuce's forms: {@code redis://[[user]:password@]host[:port][/database]}, and
+ * {@code rediss://...} for TLS. Credentials may instead be given with {@link #withCredentials}, for
+ * example from a secret store, so that they never appear in a URI or in code.
+ */
+public final class RedisLockSettings {
+
+  /** The default key prefix. */
+  public static final String DEFAULT_KEY_PREFIX = "dlock:";
+
+  private final String uri;
+  private final String keyPrefix;
+  private final Duration commandTimeout;
+  private final @Nullable String username;
+  private final char @Nullable [] password;
+
+  private RedisLockSettings(
+      String uri,
+      String keyPrefix,
+      Duration commandTimeout,
+      @Nullable String username,
+      char @Nullable [] password) {
+    this.uri = uri;
+    this.keyPrefix = keyPrefix;
+    this.commandTimeout = commandTimeout;
+    this.username = username;
+    this.password = password;
+  }
+
+  /**
+   * Settings for the server at {@code uri}, with the default key prefix and a 5 s command timeout.
+   *
+   * @throws IllegalArgumentException if the URI is not {@code redis://} or {@code rediss://}
+   */
+  public static RedisLockSettings of(String uri) {
+    Objects.requireNonNull(uri, "uri");
+    if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
+      throw new IllegalArgumentException(
+          "uri must start with redis:// or rediss:// (TLS), but was '" + redact(uri) + "'");
+    }
+    return new RedisLockSettings(uri, DEFAULT_KEY_PREFIX, Duration.ofSeconds(5), null, null);
+  }
+
+  /**
+   * The same settings with this key prefix: every lock key, fencing counter and channel starts with
+   * it. Must not contain braces, which Redis Cluster reads as hash tags.
+   *
+   * @param keyPrefix 0 to 64 characters, no braces, no whitespace
+   */
+  public RedisLockSettings withKeyPrefix(String keyPrefix) {
+    Objects.requireNonNull(keyPrefix, "keyPrefix");
+    if (keyPrefix.length() > 64 || keyPrefix.matches(".*[{}\\s].*")) {
+      throw new IllegalArgumentException(
+          "keyPrefix must have 0 to 64 characters without braces or whitespace, but was '"
+              + keyPrefix
+              + "'");
+    }
+    return new RedisLockSettings(uri, keyPrefix, commandTimeout, username, password);
+  }
+
+  /**
+   * The same settings with this command timeout: the longest Lettuce waits for one reply, and the
+   * connect timeout.
+   *
+   * @param commandTimeout from 10 ms to 5 minutes
+   */
+  public RedisLockSettings withCommandTimeout(Duration commandTimeout) {
+    Objects.requireNonNull(commandTimeout, "commandTimeout");
+    if (commandTimeout.compareTo(Duration.ofMillis(10)) < 0
+        || commandTimeout.compareTo(Duration.ofMinutes(5)) > 0) {
+      throw new IllegalArgumentException(
+          "commandTimeout must be from PT0.01S to PT5M, but was " + commandTimeout);
+    }
+    return new RedisLockSettings(uri, keyPrefix, commandTimeout, username, password);
+  }
+
+  /**
+   * The same settings with these credentials (Redis 6 ACL user, or only a password for {@code
+   * requirepass}); they replace any in the URI.
+   *
+   * @param username the ACL user, or null for the default user
+   * @param password the password
+   */
+  public RedisLockSettings withCredentials(@Nullable String username, char[] password) {
+    Objects.requireNonNull(password, "password");
+    return new RedisLockSettings(uri, keyPrefix, commandTimeout, username, password.clone());
+  }
+
+  public String uri() {
+    return uri;
+  }
+
+  public String keyPrefix() {
+    return keyPrefix;
+  }
+
+  public Duration commandTimeout() {
+    return commandTimeout;
+  }
+
+  Optional<String> username() {
+    return Optional.ofNullable(username);
+  }
+
+  char @Nullable [] password() {
+    return password == null ? null : password.clone();
+  }
+
+  /** The URI without its password, for messages and logs. */
+  public String redactedUri() {
+    return redact(uri);
+  }
+
+  static String redact(String uri) {
+    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+  }
+
+  @Override
+  public String toString() {
+    return "RedisLockSettings[" + redactedUri() + ", keyPrefix=" + keyPrefix + "]";
+  }
+}

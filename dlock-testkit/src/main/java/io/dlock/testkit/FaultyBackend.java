@@ -1,0 +1,99 @@
+package io.dlock.testkit;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * A backend wrapper that can be cut off: while cut, every call fails as if the network to the
+ * server were gone, so the client cannot renew, release or acquire. Cutting a client that holds
+ * locks is how the suite simulates a holder that dies without releasing. It also counts calls.
+ */
+public final class FaultyBackend implements LockBackend {
+  private final LockBackend delegate;
+  private volatile boolean cut;
+  private final AtomicInteger acquireCalls = new AtomicInteger();
+  private final AtomicInteger releaseCalls = new AtomicInteger();
+  private final AtomicInteger renewCalls = new AtomicInteger();
+
+  public FaultyBackend(LockBackend delegate) {
+    this.delegate = delegate;
+  }
+
+  /** From now on every call fails with {@link BackendUnavailableException}. */
+  public void cut() {
+    cut = true;
+  }
+
+  /** Calls go through again. */
+  public void restore() {
+    cut = false;
+  }
+
+  public int acquireCalls() {
+    return acquireCalls.get();
+  }
+
+  public int releaseCalls() {
+    return releaseCalls.get();
+  }
+
+  public int renewCalls() {
+    return renewCalls.get();
+  }
+
+  private <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> call) {
+    if (cut) {
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException("connection cut by the test"));
+    }
+    return call.get();
+  }
+
+  @Override
+  public String name() {
+    return delegate.name();
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> tryAcquire(
+      String lockName, String owner, Duration lease) {
+    acquireCalls.incrementAndGet();
+    return call(() -> delegate.tryAcquire(lockName, owner, lease));
+  }
+
+  @Override
+  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+    releaseCalls.incrementAndGet();
+    return call(() -> delegate.release(lockName, owner));
+  }
+
+  @Override
+  public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+    renewCalls.incrementAndGet();
+    return call(() -> delegate.renew(leases));
+  }
+
+  @Override
+  public CompletableFuture<Void> watchReleases(String lockName, Runnable onRelease) {
+    return call(() -> delegate.watchReleases(lockName, onRelease));
+  }
+
+  @Override
+  public void unwatchReleases(String lockName) {
+    delegate.unwatchReleases(lockName);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

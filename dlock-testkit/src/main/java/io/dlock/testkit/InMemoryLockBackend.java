@@ -1,0 +1,198 @@
+package io.dlock.testkit;
+
+import io.dlock.MonotonicClock;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A backend kept in this JVM's memory, with lease expiry judged by its own clock (the "server
+ * clock"). For unit tests of code that uses dlock, and for testing the core against the contract
+ * without a server. Several clients share one instance to contend with each other. Not distributed,
+ * obviously.
+ */
+public final class InMemoryLockBackend implements LockBackend {
+  private final MonotonicClock serverClock;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<String, Entry> locks = new HashMap<>();
+  private final Map<String, Long> fences = new HashMap<>();
+  private final Map<String, Set<Runnable>> watchers = new ConcurrentHashMap<>();
+
+  private record Entry(String owner, int holds, long token, long expiresAt) {}
+
+  public InMemoryLockBackend() {
+    this(MonotonicClock.SYSTEM);
+  }
+
+  public InMemoryLockBackend(MonotonicClock serverClock) {
+    this.serverClock = serverClock;
+  }
+
+  /**
+   * A view of this backend for one more client: it shares the locks, but closing it closes nothing
+   * and its release watches are its own.
+   */
+  public LockBackend sharedView() {
+    InMemoryLockBackend owner = this;
+    return new LockBackend() {
+      private final Map<String, Runnable> mine = new ConcurrentHashMap<>();
+
+      @Override
+      public String name() {
+        return owner.name();
+      }
+
+      @Override
+      public CompletableFuture<AcquireResult> tryAcquire(String n, String o, Duration lease) {
+        return owner.tryAcquire(n, o, lease);
+      }
+
+      @Override
+      public CompletableFuture<ReleaseResult> release(String n, String o) {
+        return owner.release(n, o);
+      }
+
+      @Override
+      public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+        return owner.renew(leases);
+      }
+
+      @Override
+      public CompletableFuture<Void> watchReleases(String n, Runnable onRelease) {
+        mine.put(n, onRelease);
+        return owner.watchReleases(n, onRelease);
+      }
+
+      @Override
+      public void unwatchReleases(String n) {
+        Runnable r = mine.remove(n);
+        if (r != null) {
+          owner.watchers.getOrDefault(n, Set.of()).remove(r);
+        }
+      }
+
+      @Override
+      public void close() {
+        mine.forEach((n, r) -> owner.watchers.getOrDefault(n, Set.of()).remove(r));
+      }
+    };
+  }
+
+  /** Deletes a lock as an operator would. */
+  public void delete(String name) {
+    lock.lock();
+    try {
+      locks.remove(name);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String name() {
+    return "in-memory";
+  }
+
+  private Entry live(String name) {
+    Entry e = locks.get(name);
+    if (e != null && e.expiresAt - serverClock.nanoTime() <= 0) {
+      locks.remove(name);
+      return null;
+    }
+    return e;
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> tryAcquire(String name, String owner, Duration lease) {
+    lock.lock();
+    try {
+      long expiresAt = serverClock.nanoTime() + lease.toNanos();
+      Entry e = live(name);
+      if (e == null) {
+        long token = fences.merge(name, 1L, Long::sum);
+        locks.put(name, new Entry(owner, 1, token, expiresAt));
+        return CompletableFuture.completedFuture(new AcquireResult.Granted(token, 1));
+      }
+      if (e.owner.equals(owner)) {
+        locks.put(name, new Entry(owner, e.holds + 1, e.token, expiresAt));
+        return CompletableFuture.completedFuture(new AcquireResult.Granted(e.token, e.holds + 1));
+      }
+      return CompletableFuture.completedFuture(
+          new AcquireResult.Held(Duration.ofNanos(e.expiresAt - serverClock.nanoTime())));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public CompletableFuture<ReleaseResult> release(String name, String owner) {
+    ReleaseResult result;
+    lock.lock();
+    try {
+      Entry e = live(name);
+      if (e == null || !e.owner.equals(owner)) {
+        result = ReleaseResult.NOT_HELD;
+      } else if (e.holds > 1) {
+        locks.put(name, new Entry(owner, e.holds - 1, e.token, e.expiresAt));
+        result = ReleaseResult.STILL_HELD;
+      } else {
+        locks.remove(name);
+        result = ReleaseResult.RELEASED;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (result == ReleaseResult.RELEASED) {
+      watchers.getOrDefault(name, Set.of()).forEach(Runnable::run);
+    }
+    return CompletableFuture.completedFuture(result);
+  }
+
+  @Override
+  public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+    Set<HeldLease> gone = new HashSet<>();
+    lock.lock();
+    try {
+      for (HeldLease held : leases) {
+        Entry e = live(held.lockName());
+        if (e == null || !e.owner.equals(held.owner())) {
+          gone.add(held);
+        } else {
+          locks.put(
+              held.lockName(),
+              new Entry(
+                  e.owner, e.holds, e.token, serverClock.nanoTime() + held.lease().toNanos()));
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    return CompletableFuture.completedFuture(gone);
+  }
+
+  @Override
+  public CompletableFuture<Void> watchReleases(String name, Runnable onRelease) {
+    watchers.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(onRelease);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public void unwatchReleases(String name) {
+    watchers.remove(name);
+  }
+
+  @Override
+  public void close() {
+    watchers.clear();
+  }
+}

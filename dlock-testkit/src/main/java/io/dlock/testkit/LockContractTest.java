@@ -1,0 +1,688 @@
+package io.dlock.testkit;
+
+import static io.dlock.testkit.TestTiming.millis;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
+import io.dlock.LeaseLostEvent;
+import io.dlock.LeaseState;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockInterruptedException;
+import io.dlock.LockNames;
+import io.dlock.LockOptions;
+import io.dlock.LockTimeoutException;
+import io.dlock.core.CoreLockClient;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The contract every backend must meet, run against a real server. A backend's test extends this
+ * class and supplies connections to its server; every timeout here scales with {@link TestTiming}.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class LockContractTest {
+
+  private final List<LockClient> clients = new CopyOnWriteArrayList<>();
+  private final List<FaultyBackend> backends = new CopyOnWriteArrayList<>();
+  private String prefix = "";
+
+  /** A new backend connected to the server under test. */
+  protected abstract LockBackend newBackend();
+
+  /**
+   * A backend for an address where no server listens. Either this throws {@link
+   * BackendUnavailableException} or the backend's calls fail with it.
+   */
+  protected abstract LockBackend newBackendForUnreachableServer();
+
+  /** Deletes the lock from the server behind its holder's back, as an operator or a bug might. */
+  protected abstract void deleteLockOnServer(String name);
+
+  /** Stops and restarts the server, when the test started it; empty for an external server. */
+  protected Optional<ServerControl> serverControl() {
+    return Optional.empty();
+  }
+
+  @BeforeEach
+  void namePrefix(TestInfo info) {
+    prefix =
+        "contract-"
+            + info.getTestMethod().map(m -> m.getName()).orElse("t")
+            + "-"
+            + UUID.randomUUID().toString().substring(0, 8)
+            + "-";
+  }
+
+  @AfterEach
+  void closeClients() {
+    for (FaultyBackend backend : backends) {
+      backend.restore();
+    }
+    for (LockClient client : clients) {
+      try {
+        client.close();
+      } catch (RuntimeException e) {
+        // The server may be stopped on purpose; closing must still end.
+      }
+    }
+    clients.clear();
+    backends.clear();
+  }
+
+  /** A unique lock name for this test run. */
+  protected String name(String suffix) {
+    return prefix + suffix;
+  }
+
+  protected LockClient newClient() {
+    return newClient(LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(2)));
+  }
+
+  protected LockClient newClient(LockClientOptions options) {
+    FaultyBackend backend = new FaultyBackend(newBackend());
+    backends.add(backend);
+    LockClient client = CoreLockClient.create(backend, options);
+    clients.add(client);
+    return client;
+  }
+
+  /** The faulty wrapper of the backend of the client created last. */
+  protected FaultyBackend lastBackend() {
+    return backends.get(backends.size() - 1);
+  }
+
+  // ---- mutual exclusion -----------------------------------------------------------------------
+
+  @Test
+  void mutualExclusionAcrossThreadsAndClients() throws Exception {
+    List<LockClient> pair = List.of(newClient(), newClient());
+    String lockName = name("counter");
+    int threads = 16;
+    int rounds = 40;
+    int[] counter = {0};
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger overlaps = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        DistributedLock lock = pair.get(t % 2).lock(lockName);
+        futures.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < rounds; i++) {
+                    try (Lease lease = lock.acquire(millis(30_000))) {
+                      if (inside.incrementAndGet() != 1) {
+                        overlaps.incrementAndGet();
+                      }
+                      int read = counter[0];
+                      Thread.yield(); // widen the read-modify-write window
+                      counter[0] = read + 1;
+                      inside.decrementAndGet();
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : futures) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(overlaps).hasValue(0);
+    assertThat(counter[0]).isEqualTo(threads * rounds);
+  }
+
+  // ---- fencing --------------------------------------------------------------------------------
+
+  @Test
+  void fencingTokensStrictlyIncreaseOverTenThousandGrantsIncludingAfterExpiry() {
+    LockClient client = newClient();
+    LockClient abandoning = newClient();
+    String lockName = name("fence");
+    DistributedLock lock = client.lock(lockName);
+    DistributedLock shortLived =
+        abandoning.lock(lockName, LockOptions.defaults().withFixedLease(Duration.ofMillis(100)));
+    long last = Long.MIN_VALUE;
+    int expiries = 0;
+    for (int i = 0; i < 10_000; i++) {
+      long token;
+      if (i % 2000 == 1999) {
+        // A grant that is never released: the next grant comes only after it expires.
+        Lease abandoned = shortLived.tryAcquire().orElseThrow();
+        token = abandoned.fencingToken();
+        assertThat(token).isGreaterThan(last);
+        last = token;
+        try (Lease afterExpiry = lock.acquire(millis(5_000))) {
+          token = afterExpiry.fencingToken();
+        }
+        assertThat(abandoned.release()).as("release after expiry is a no-op").isFalse();
+        expiries++;
+      } else if (i % 2500 == 1234) {
+        // The lock key deleted behind everyone's back: the counter must still go on.
+        try (Lease lease = lock.tryAcquire().orElseThrow()) {
+          assertThat(lease.fencingToken()).isGreaterThan(last);
+          last = lease.fencingToken();
+          deleteLockOnServer(lockName);
+        }
+        token = lock.tryAcquire().map(l -> closeAndGetToken(l)).orElseThrow();
+      } else {
+        try (Lease lease = lock.tryAcquire().orElseThrow()) {
+          token = lease.fencingToken();
+        }
+      }
+      assertThat(token).as("grant %d", i).isGreaterThan(last);
+      last = token;
+    }
+    assertThat(expiries).isEqualTo(5);
+  }
+
+  private static long closeAndGetToken(Lease lease) {
+    lease.close();
+    return lease.fencingToken();
+  }
+
+  // ---- reentrancy and ownership ---------------------------------------------------------------
+
+  @Test
+  void sameThreadReentersTheSameGrantWithoutARoundTrip() {
+    LockClient client = newClient();
+    FaultyBackend backend = lastBackend();
+    LockClient other = newClient();
+    String lockName = name("reentrant");
+    DistributedLock lock = client.lock(lockName);
+
+    Lease outer = lock.tryAcquire().orElseThrow();
+    int callsAfterOuter = backend.acquireCalls();
+    Lease inner = lock.acquire(millis(1000));
+    assertThat(backend.acquireCalls())
+        .as("re-entry makes no backend call")
+        .isEqualTo(callsAfterOuter);
+    assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+    assertThat(client.heldLeases())
+        .singleElement()
+        .satisfies(i -> assertThat(i.holdCount()).isEqualTo(2));
+
+    assertThat(inner.release()).isTrue();
+    assertThat(other.lock(lockName).tryAcquire())
+        .as("still held after one of two releases")
+        .isEmpty();
+    assertThat(outer.isValid()).isTrue();
+    assertThat(outer.release()).isTrue();
+    assertThat(other.lock(lockName).tryAcquire()).as("free after balanced releases").isPresent();
+  }
+
+  @Test
+  void ownerIdReentersAcrossThreadsAndClientsWithTheHoldCountOnTheServer() throws Exception {
+    String lockName = name("chain");
+    String owner = "request-" + UUID.randomUUID();
+    LockOptions chain = LockOptions.defaults().withOwnerId(owner);
+    LockClient first = newClient();
+    LockClient second = newClient();
+    LockClient stranger = newClient();
+
+    Lease a = first.lock(lockName, chain).tryAcquire().orElseThrow();
+    CompletableFuture<Lease> fromOtherThread =
+        CompletableFuture.supplyAsync(
+            () -> second.lock(lockName, chain).tryAcquire().orElseThrow());
+    Lease b = fromOtherThread.get(10, TimeUnit.SECONDS);
+    assertThat(b.fencingToken()).isEqualTo(a.fencingToken());
+    assertThat(stranger.lock(lockName).tryAcquire()).isEmpty();
+
+    assertThat(a.release()).isTrue();
+    assertThat(stranger.lock(lockName).tryAcquire()).as("one hold left on the server").isEmpty();
+    assertThat(b.release()).isTrue();
+    assertThat(stranger.lock(lockName).tryAcquire()).isPresent();
+  }
+
+  @Test
+  void releaseByANonOwnerIsRefusedAndHarmless() {
+    LockClient holderClient = newClient();
+    LockClient staleClient = newClient();
+    String lockName = name("owner");
+    Lease stale =
+        staleClient
+            .lock(lockName, LockOptions.defaults().withFixedLease(Duration.ofMillis(150)))
+            .tryAcquire()
+            .orElseThrow();
+    Lease holder = holderClient.lock(lockName).acquire(millis(5000));
+
+    assertThat(stale.release()).as("late release of an expired lease").isFalse();
+    assertThat(stale.state()).isIn(LeaseState.LOST, LeaseState.RELEASED);
+    assertThat(newBackend().release(lockName, "not-the-owner").join())
+        .isEqualTo(ReleaseResult.NOT_HELD);
+    assertThat(newClient().lock(lockName).tryAcquire()).as("holder keeps the lock").isEmpty();
+    assertThat(holder.isValid()).isTrue();
+    assertThat(holder.release()).isTrue();
+  }
+
+  @Test
+  void releasingTwiceIsANoOpThatSaysSo() {
+    LockClient client = newClient();
+    Lease lease = client.lock(name("twice")).tryAcquire().orElseThrow();
+    assertThat(lease.release()).isTrue();
+    assertThat(lease.release()).isFalse();
+    assertThat(lease.state()).isEqualTo(LeaseState.RELEASED);
+    assertThatThrownBy(lease::ensureValid).isInstanceOf(IllegalStateException.class);
+  }
+
+  // ---- waiting --------------------------------------------------------------------------------
+
+  @Test
+  void waitBoundIsHonoured() {
+    LockClient holder = newClient();
+    LockClient waiter = newClient();
+    String lockName = name("bound");
+    Lease held = holder.lock(lockName).tryAcquire().orElseThrow();
+    Duration wait = Duration.ofMillis(500);
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> waiter.lock(lockName).acquire(wait))
+        .isInstanceOf(LockTimeoutException.class)
+        .hasMessageContaining(lockName);
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    assertThat(took).isBetween(wait, wait.plus(millis(400)));
+    held.release();
+  }
+
+  @Test
+  void waiterIsWokenByTheReleaseNotByTheLeaseEnd() throws Exception {
+    LockClient holder = newClient();
+    LockClient waiter = newClient();
+    String lockName = name("wake");
+    Lease held = holder.lock(lockName).tryAcquire().orElseThrow();
+    CompletableFuture<Lease> waiting = waiter.lock(lockName).acquireAsync(millis(20_000));
+    await().atMost(millis(5000)).until(() -> lastBackend().acquireCalls() >= 2);
+    long released = System.nanoTime();
+    held.release();
+    Lease got = waiting.get(10, TimeUnit.SECONDS);
+    Duration handOff = Duration.ofNanos(System.nanoTime() - released);
+    // The holder's lease is 30 s: only a release signal explains a hand-off within seconds.
+    assertThat(handOff).isLessThan(millis(3000));
+    assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+    got.release();
+  }
+
+  @Test
+  void asyncAcquireCompletesAndCancellationLeavesNothingHeld() throws Exception {
+    LockClient holder = newClient();
+    LockClient client = newClient();
+    String lockName = name("async");
+    Lease held = holder.lock(lockName).tryAcquire().orElseThrow();
+    CompletableFuture<Lease> cancelled = client.lock(lockName).acquireAsync(millis(30_000));
+    await().atMost(millis(5000)).until(() -> lastBackend().acquireCalls() >= 1);
+    assertThat(cancelled.cancel(true)).isTrue();
+    held.release();
+    CompletableFuture<Lease> next = client.lock(lockName).acquireAsync(millis(10_000));
+    Lease lease = next.get(10, TimeUnit.SECONDS);
+    assertThat(lease.isValid()).isTrue();
+    lease.release();
+    await()
+        .atMost(millis(5000))
+        .untilAsserted(
+            () ->
+                assertThat(holder.lock(lockName).tryAcquire().map(this::released)).contains(true));
+    assertThat(client.heldLeases()).isEmpty();
+    assertThatThrownBy(cancelled::get).isInstanceOf(CancellationException.class);
+  }
+
+  private boolean released(Lease lease) {
+    return lease.release();
+  }
+
+  // ---- leases ---------------------------------------------------------------------------------
+
+  @Test
+  void holderThatDiesWithoutReleasingIsReplacedWithinTheLease() {
+    Duration lease = Duration.ofMillis(1000);
+    LockClient dying = newClient();
+    FaultyBackend dyingLink = lastBackend();
+    LockClient next = newClient();
+    String lockName = name("crash");
+    Lease held =
+        dying
+            .lock(lockName, LockOptions.defaults().withRenewedLease(lease))
+            .tryAcquire()
+            .orElseThrow();
+    long died = System.nanoTime();
+    dyingLink.cut(); // no release, no renewal from now on: dead as far as the server can tell
+    Lease taken = next.lock(lockName).acquire(millis(10_000));
+    Duration took = Duration.ofNanos(System.nanoTime() - died);
+    assertThat(took).isLessThan(lease.plus(millis(1000)));
+    assertThat(taken.fencingToken()).isGreaterThan(held.fencingToken());
+    await().atMost(millis(3000)).until(() -> !held.isValid());
+    taken.release();
+  }
+
+  @Test
+  void renewalKeepsTheLockAcrossSeveralLeaseLengths() throws Exception {
+    Duration lease = Duration.ofMillis(600);
+    LockClient client = newClient();
+    LockClient other = newClient();
+    String lockName = name("renewal");
+    AtomicReference<LeaseLostEvent> lost = new AtomicReference<>();
+    Lease held =
+        client
+            .lock(lockName, LockOptions.defaults().withRenewedLease(lease))
+            .tryAcquire()
+            .orElseThrow();
+    held.onLost(lost::set);
+    long until = System.nanoTime() + lease.multipliedBy(4).toNanos();
+    int checks = 0;
+    while (System.nanoTime() < until) {
+      assertThat(other.lock(lockName).tryAcquire()).isEmpty();
+      checks++;
+      // Pacing between checks, not synchronization: the holder simply keeps working.
+      Thread.sleep(100);
+    }
+    assertThat(checks).isGreaterThan(10);
+    assertThat(held.isValid()).isTrue();
+    assertThat(lost.get()).isNull();
+    assertThat(held.release()).isTrue();
+  }
+
+  @Test
+  void fixedLeaseIsNotRenewedAndEnds() {
+    LockClient client = newClient();
+    LockClient other = newClient();
+    String lockName = name("fixed");
+    AtomicReference<LeaseLostEvent> ended = new AtomicReference<>();
+    Lease held =
+        client
+            .lock(lockName, LockOptions.defaults().withFixedLease(Duration.ofMillis(300)))
+            .tryAcquire()
+            .orElseThrow();
+    held.onLost(ended::set);
+    Lease next = other.lock(lockName).acquire(millis(5000));
+    assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+    await().atMost(millis(2000)).until(() -> ended.get() != null);
+    assertThat(ended.get().reason()).isEqualTo(LeaseLostEvent.Reason.LEASE_ENDED);
+    assertThat(held.release()).isFalse();
+    next.release();
+  }
+
+  @Test
+  void lostNoticeFiresOnceWhenTheLockIsDeletedBehindTheHoldersBack() {
+    LockClient client = newClient();
+    String lockName = name("deleted");
+    Lease held =
+        client
+            .lock(lockName, LockOptions.defaults().withRenewedLease(Duration.ofMillis(900)))
+            .tryAcquire()
+            .orElseThrow();
+    List<LeaseLostEvent> events = new CopyOnWriteArrayList<>();
+    held.onLost(events::add);
+    deleteLockOnServer(lockName);
+    await().atMost(millis(2000)).until(() -> !events.isEmpty());
+    assertThat(events)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.reason()).isEqualTo(LeaseLostEvent.Reason.TAKEN_OVER);
+              assertThat(e.fencingToken()).isEqualTo(held.fencingToken());
+            });
+    assertThat(held.isValid()).isFalse();
+    assertThatThrownBy(held::ensureValid).isInstanceOf(io.dlock.LockLostException.class);
+    List<LeaseLostEvent> late = new CopyOnWriteArrayList<>();
+    held.onLost(late::add);
+    await().atMost(millis(1000)).until(() -> late.size() == 1);
+    assertThat(held.release()).isFalse();
+    assertThat(events).hasSize(1);
+  }
+
+  @Test
+  void lostNoticeFiresWhenTheServerIsGone() {
+    Duration lease = Duration.ofMillis(1000);
+    LockClient client = newClient();
+    String lockName = name("server-gone");
+    Lease held =
+        client
+            .lock(lockName, LockOptions.defaults().withRenewedLease(lease))
+            .tryAcquire()
+            .orElseThrow();
+    List<LeaseLostEvent> events = new CopyOnWriteArrayList<>();
+    held.onLost(events::add);
+    Optional<ServerControl> control = serverControl();
+    long gone = System.nanoTime();
+    if (control.isPresent()) {
+      control.get().stop();
+    } else {
+      lastBackend().cut(); // an external server cannot be stopped: cut the link instead
+    }
+    try {
+      await().atMost(lease.plus(millis(1500))).until(() -> !events.isEmpty());
+      assertThat(Duration.ofNanos(System.nanoTime() - gone)).isLessThan(lease.plus(millis(1000)));
+      assertThat(events)
+          .singleElement()
+          .satisfies(e -> assertThat(e.reason()).isEqualTo(LeaseLostEvent.Reason.EXPIRED));
+      assertThat(held.isValid()).isFalse();
+    } finally {
+      control.ifPresent(ServerControl::start);
+    }
+  }
+
+  // ---- unreachable backend --------------------------------------------------------------------
+
+  @Test
+  void unreachableServerGivesBackendUnavailableWithinTheBound() {
+    long start = System.nanoTime();
+    try {
+      LockBackend backend = newBackendForUnreachableServer();
+      LockClient client =
+          CoreLockClient.create(
+              backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(2)));
+      clients.add(client);
+      assertThatThrownBy(() -> client.lock(name("nowhere")).acquire(Duration.ofSeconds(3)))
+          .isInstanceOf(BackendUnavailableException.class);
+    } catch (BackendUnavailableException expected) {
+      // Failing at connect time is as good as failing at the first call.
+    }
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(millis(3000 + 1000));
+  }
+
+  @Test
+  void stoppedServerGivesBackendUnavailableWithinTheWait() {
+    ServerControl control = serverControl().orElse(null);
+    assumeTrue(control != null, "the server under test is external and cannot be stopped");
+    LockClient client = newClient();
+    String lockName = name("stopped");
+    client.lock(lockName).tryAcquire().orElseThrow().release();
+    control.stop();
+    try {
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> client.lock(lockName).acquire(Duration.ofSeconds(3)))
+          .isInstanceOf(BackendUnavailableException.class);
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(millis(3000 + 1000));
+    } finally {
+      control.start();
+    }
+  }
+
+  // ---- bad input ------------------------------------------------------------------------------
+
+  @Test
+  void badInputsAreRejectedNamingTheParameter() {
+    LockClient client = newClient();
+    assertThatThrownBy(() -> client.lock(""))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("name")
+        .hasMessageContaining("1 to " + LockNames.MAX_LENGTH);
+    assertThatThrownBy(() -> client.lock("x".repeat(LockNames.MAX_LENGTH + 1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("name");
+    assertThatThrownBy(() -> client.lock("bad\nname"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("control");
+    assertThatThrownBy(() -> client.lock(name("ok")).acquire(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("wait");
+    assertThatThrownBy(() -> LockOptions.defaults().withRenewedLease(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("leaseTime")
+        .hasMessageContaining(LockOptions.MIN_LEASE.toString());
+    assertThatThrownBy(() -> LockOptions.defaults().withFixedLease(Duration.ofSeconds(-5)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("leaseTime");
+    assertThatThrownBy(() -> LockOptions.defaults().withFixedLease(Duration.ofDays(8)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("leaseTime");
+    assertThatThrownBy(() -> LockOptions.defaults().withOwnerId(""))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ownerId");
+    assertThatThrownBy(() -> LockClientOptions.defaults().withOperationTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("operationTimeout");
+    assertThat(client.lock("x".repeat(LockNames.MAX_LENGTH)).tryAcquire()).isPresent();
+  }
+
+  // ---- interrupts and cancellation ------------------------------------------------------------
+
+  @Test
+  void interruptAndCancellationStormsLeaveNothingHeldOrRenewed() throws Exception {
+    LockClient holderClient = newClient();
+    LockClient stormClient = newClient();
+    List<String> names = List.of(name("storm-a"), name("storm-b"), name("storm-c"));
+    AtomicInteger acquired = new AtomicInteger();
+    AtomicInteger interrupted = new AtomicInteger();
+    AtomicInteger timedOut = new AtomicInteger();
+    List<Throwable> unexpected = new CopyOnWriteArrayList<>();
+    int threads = 8;
+    long stormEnd = System.nanoTime() + millis(3000).toNanos();
+    List<Thread> workers = new ArrayList<>();
+    CountDownLatch started = new CountDownLatch(threads);
+    for (int t = 0; t < threads; t++) {
+      Thread worker =
+          new Thread(
+              () -> {
+                started.countDown();
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                while (System.nanoTime() < stormEnd) {
+                  String lockName = names.get(random.nextInt(names.size()));
+                  try (Lease lease =
+                      stormClient
+                          .lock(lockName)
+                          .acquire(Duration.ofMillis(random.nextInt(1, 200)))) {
+                    acquired.incrementAndGet();
+                    lease.ensureValid();
+                  } catch (LockInterruptedException e) {
+                    interrupted.incrementAndGet();
+                    assertThat(Thread.interrupted()).as("interrupt flag restored").isTrue();
+                  } catch (LockTimeoutException e) {
+                    timedOut.incrementAndGet();
+                  } catch (RuntimeException | AssertionError e) {
+                    unexpected.add(e);
+                  }
+                  Thread.interrupted(); // an interrupt that arrived after the acquire returned
+                }
+              });
+      workers.add(worker);
+      worker.start();
+    }
+    started.await();
+    List<CompletableFuture<Lease>> asyncs = new ArrayList<>();
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    while (System.nanoTime() < stormEnd) {
+      String lockName = names.get(random.nextInt(names.size()));
+      // Toggle the outside holder so that waits sometimes succeed, sometimes not.
+      Optional<Lease> outside = holderClient.lock(lockName).tryAcquire();
+      workers.get(random.nextInt(threads)).interrupt();
+      CompletableFuture<Lease> async = stormClient.lock(lockName).acquireAsync(millis(1000));
+      asyncs.add(async);
+      if (random.nextBoolean()) {
+        async.cancel(true);
+      }
+      outside.ifPresent(Lease::release);
+      Thread.yield();
+    }
+    for (Thread worker : workers) {
+      worker.join(TimeUnit.SECONDS.toMillis(30));
+      assertThat(worker.isAlive()).isFalse();
+    }
+    for (CompletableFuture<Lease> async : asyncs) {
+      try {
+        async.get(30, TimeUnit.SECONDS).release();
+      } catch (CancellationException | ExecutionException e) {
+        // cancelled or timed out: nothing to release
+      }
+    }
+    assertThat(unexpected).as("only timeouts and interrupts may end an attempt").isEmpty();
+    assertThat(interrupted.get()).isGreaterThan(0);
+    assertThat(acquired.get()).isGreaterThan(0);
+    CoreLockClient storm = (CoreLockClient) stormClient;
+    await()
+        .atMost(millis(10_000))
+        .untilAsserted(
+            () -> {
+              assertThat(stormClient.heldLeases()).isEmpty();
+              assertThat(storm.renewedLeaseCount()).isZero();
+              for (String lockName : names) {
+                Optional<Lease> free = holderClient.lock(lockName).tryAcquire();
+                assertThat(free).as("no orphaned lock on %s", lockName).isPresent();
+                free.get().release();
+              }
+            });
+  }
+
+  // ---- the Lock view --------------------------------------------------------------------------
+
+  @Test
+  void lockViewBehavesLikeAReentrantLock() throws Exception {
+    LockClient client = newClient();
+    LockClient other = newClient();
+    String lockName = name("view");
+    Lock lock = client.lock(lockName).asLock();
+    lock.lock();
+    assertThat(lock.tryLock()).isTrue();
+    assertThat(other.lock(lockName).tryAcquire()).isEmpty();
+    lock.unlock();
+    assertThat(other.lock(lockName).tryAcquire()).isEmpty();
+    lock.unlock();
+    assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+    assertThatThrownBy(lock::newCondition)
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("newCondition");
+    Lease blocker = other.lock(lockName).tryAcquire().orElseThrow();
+    assertThat(lock.tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
+    Thread.currentThread().interrupt();
+    assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class);
+    assertThat(Thread.interrupted()).isFalse();
+    blocker.release();
+    assertThat(lock.tryLock(5, TimeUnit.SECONDS)).isTrue();
+    lock.unlock();
+  }
+
+  /** Helper for backends' own tests: the lease of a lock held by {@code client}, if any. */
+  protected static @Nullable Lease tryOnce(LockClient client, String name) {
+    return client.lock(name).tryAcquire().orElse(null);
+  }
+}

@@ -1,0 +1,78 @@
+package io.dlock.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dlock.Lease;
+import io.dlock.LeaseState;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockLostException;
+import io.dlock.LockOptions;
+import io.dlock.MonotonicClock;
+import io.dlock.core.CoreLockClient;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Timing logic driven by a fake monotonic clock instead of sleeps: local lease validity follows the
+ * client's clock, and neither a clock far ahead nor far behind makes the client extend a lease.
+ */
+class FakeClockLeaseTest {
+
+  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+  private final MonotonicClock fake = now::get;
+
+  @Test
+  void leaseIsValidUntilItsEndOnTheMonotonicClockAndNotAfter() {
+    // The backend's (server's) clock stands still; only the client's clock moves.
+    InMemoryLockBackend backend = new InMemoryLockBackend(() -> 0L);
+    try (LockClient client =
+        CoreLockClient.create(backend, LockClientOptions.defaults().withClock(fake))) {
+      Lease lease =
+          client
+              .lock("fake-clock", LockOptions.defaults().withFixedLease(Duration.ofSeconds(30)))
+              .tryAcquire()
+              .orElseThrow();
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.remaining()).isEqualTo(Duration.ofSeconds(30));
+
+      now.addAndGet(Duration.ofSeconds(29).toNanos());
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.remaining()).isEqualTo(Duration.ofSeconds(1));
+
+      now.addAndGet(Duration.ofSeconds(1).toNanos());
+      assertThat(lease.isValid()).isFalse();
+      assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+      assertThat(lease.remaining()).isEqualTo(Duration.ZERO);
+      assertThatThrownBy(lease::ensureValid).isInstanceOf(LockLostException.class);
+      assertThatThrownBy(() -> client.lock("fake-clock").tryAcquire())
+          .as("re-entering a lost grant is refused")
+          .isInstanceOf(LockLostException.class);
+    }
+  }
+
+  @Test
+  void theServerClockJudgesExpiryTheClientClockOnlyValidity() {
+    // The client's clock runs far ahead of the server's: the client stops trusting its lease, but
+    // the server still holds the lock, so a release frees it (owner-checked) instead of leaking it.
+    InMemoryLockBackend backend = new InMemoryLockBackend(() -> 0L);
+    try (LockClient client =
+            CoreLockClient.create(
+                backend.sharedView(), LockClientOptions.defaults().withClock(fake));
+        LockClient other =
+            CoreLockClient.create(backend.sharedView(), LockClientOptions.defaults())) {
+      Lease lease =
+          client
+              .lock("skew", LockOptions.defaults().withFixedLease(Duration.ofSeconds(10)))
+              .tryAcquire()
+              .orElseThrow();
+      now.addAndGet(Duration.ofHours(3).toNanos());
+      assertThat(lease.isValid()).isFalse();
+      assertThat(other.lock("skew").tryAcquire()).as("server: still held").isEmpty();
+      assertThat(lease.release()).isTrue();
+      assertThat(other.lock("skew").tryAcquire()).isPresent();
+    }
+  }
+}

@@ -1,0 +1,66 @@
+package io.dlock.testkit;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/** The contract suite against the in-memory backend: tests the core algorithm without a server. */
+class InMemoryLockContractTest extends LockContractTest {
+  private final InMemoryLockBackend server = new InMemoryLockBackend();
+
+  @Override
+  protected LockBackend newBackend() {
+    return server.sharedView();
+  }
+
+  @Override
+  protected LockBackend newBackendForUnreachableServer() {
+    return new LockBackend() {
+      private <T> CompletableFuture<T> down() {
+        return CompletableFuture.failedFuture(new BackendUnavailableException("no server"));
+      }
+
+      @Override
+      public String name() {
+        return "unreachable";
+      }
+
+      @Override
+      public CompletableFuture<AcquireResult> tryAcquire(String n, String o, Duration l) {
+        return down();
+      }
+
+      @Override
+      public CompletableFuture<ReleaseResult> release(String n, String o) {
+        return down();
+      }
+
+      @Override
+      public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+        return down();
+      }
+
+      @Override
+      public CompletableFuture<Void> watchReleases(String n, Runnable r) {
+        return down();
+      }
+
+      @Override
+      public void unwatchReleases(String n) {}
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  @Override
+  protected void deleteLockOnServer(String name) {
+    server.delete(name);
+  }
+}
