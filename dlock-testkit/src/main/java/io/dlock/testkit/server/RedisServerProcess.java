@@ -284,6 +284,8 @@ public final class RedisServerProcess implements AutoCloseable {
               "",
               PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
       Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+      // The copy replaced the file and its permissions: make it executable again.
+      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwx------"));
       file.toFile().deleteOnExit();
       return file;
     } catch (IOException e) {
