@@ -13,6 +13,7 @@ import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendEvents;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
@@ -70,6 +71,37 @@ public final class CoreLockClient implements LockClient {
     this.asyncAcquirers = AsyncExecutors.create("dlock-" + id + "-acquire");
     this.waiters = new ReleaseWaiters(backend);
     this.renewer = new LeaseRenewer(backend, clock, options.operationTimeout(), scheduler);
+    backend.bindEvents(new SessionEvents());
+  }
+
+  /** Applies a backend's session events to the grants of this client. */
+  private final class SessionEvents implements BackendEvents {
+    @Override
+    public void leaseLost(String lockName, String owner, String detail) {
+      for (Grant grant : grants.values()) {
+        if (grant.lockName().equals(lockName) && grant.owner().equals(owner)) {
+          grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, detail);
+        }
+      }
+    }
+
+    @Override
+    public void connectionSuspended(String detail) {
+      log.warn("The {} backend's connection is suspended: {}", backend.name(), detail);
+      grants.values().forEach(Grant::suspend);
+    }
+
+    @Override
+    public void connectionRestored() {
+      grants.values().forEach(Grant::restore);
+    }
+
+    @Override
+    public void sessionLost(String detail) {
+      for (Grant grant : grants.values()) {
+        grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, detail);
+      }
+    }
   }
 
   /** A client over {@code backend}; closing the client closes the backend. */
@@ -139,11 +171,27 @@ public final class CoreLockClient implements LockClient {
     String owner = lockOptions.ownerId().orElseGet(OwnerTokens::next);
     Deadline deadline = Deadline.after(clock, Duration.ofNanos(waitNanos));
 
-    Lease lease = attempt(key, owner, lockOptions, deadline, waitNanos == 0);
-    if (lease != null || waitNanos == 0) {
+    Lease lease = null;
+    try {
+      lease = attempt(key, owner, lockOptions, deadline, waitNanos == 0);
+      if (lease == null && waitNanos > 0) {
+        lease = await(key, owner, lockOptions, deadline, waitNanos);
+      }
       return lease;
+    } finally {
+      if (lease == null) {
+        abandon(name, owner);
+      }
     }
-    ReleaseWaiters.Waiter waiter = waiters.join(name);
+  }
+
+  /** Waits for release signals (or backoff, or the holder's lease end) and tries again. */
+  private Lease await(
+      GrantKey key, String owner, LockOptions lockOptions, Deadline deadline, long waitNanos) {
+    String name = key.lockName();
+    Lease lease;
+    RetryBackoff backoff = backend.signalsReleases() ? null : new RetryBackoff();
+    ReleaseWaiters.Waiter waiter = waiters.join(name, owner);
     boolean acquired = false;
     try {
       awaitWatching(waiter, name, deadline);
@@ -159,6 +207,9 @@ public final class CoreLockClient implements LockClient {
           throw timeout(name, waitNanos);
         }
         long park = left;
+        if (backoff != null) {
+          park = Math.min(park, backoff.nextNanos());
+        }
         Duration holderRemaining = lastHolderRemaining.get();
         if (holderRemaining != null) {
           // The holder's lease may run out without a release signal (crashed holder): retry then.
@@ -191,6 +242,26 @@ public final class CoreLockClient implements LockClient {
         throw timeout(name, 0);
       }
       throw e;
+    }
+  }
+
+  /** Tells the backend that this owner's wait ended without a grant; waits for it, bounded. */
+  private void abandon(String name, String owner) {
+    CompletableFuture<Void> done;
+    try {
+      done = backend.abandon(name, owner);
+    } catch (RuntimeException e) {
+      log.warn("Could not abandon the wait for '{}': {}", name, e.toString());
+      return;
+    }
+    if (done.isDone()) {
+      return;
+    }
+    try {
+      BackendCalls.await(
+          done, operationTimeoutNanos, "abandon wait for '" + name + "'", backend.name());
+    } catch (RuntimeException e) {
+      log.warn("Could not abandon the wait for '{}': {}", name, e.getMessage());
     }
   }
 

@@ -142,7 +142,8 @@ final class Grant {
 
   LeaseState state() {
     LeaseState s = state;
-    if (s == LeaseState.VALID && validUntilNanos - client.clock().nanoTime() <= 0) {
+    if ((s == LeaseState.VALID || s == LeaseState.UNCERTAIN)
+        && validUntilNanos - client.clock().nanoTime() <= 0) {
       return LeaseState.LOST;
     }
     return s;
@@ -181,6 +182,30 @@ final class Grant {
   /** A renewal did not get through; try again soon, well before the lease runs out. */
   void renewalFailed(long nowNanos) {
     nextRenewalNanos = nowNanos + Math.max(leaseNanos / 10, 10_000_000L);
+  }
+
+  /** The backend cannot confirm the lease for now: not valid until restored. */
+  void suspend() {
+    lock.lock();
+    try {
+      if (state == LeaseState.VALID) {
+        state = LeaseState.UNCERTAIN;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The backend's session is back: an uncertain lease is valid again (if not run out). */
+  void restore() {
+    lock.lock();
+    try {
+      if (state == LeaseState.UNCERTAIN) {
+        state = LeaseState.VALID;
+      }
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Marks the grant lost and tells its listeners, once. No effect once released or lost. */

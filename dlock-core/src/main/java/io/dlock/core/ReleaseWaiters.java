@@ -31,8 +31,11 @@ final class ReleaseWaiters {
     this.backend = backend;
   }
 
-  /** Joins the queue of {@code lockName}, watching its release signal if this is the first. */
-  Waiter join(String lockName) {
+  /**
+   * Joins the queue of {@code lockName} as {@code owner}, watching its release signal if this is
+   * the first waiter.
+   */
+  Waiter join(String lockName, String owner) {
     lock.lock();
     try {
       Queue queue = queues.get(lockName);
@@ -42,13 +45,13 @@ final class ReleaseWaiters {
         queues.put(lockName, created);
         CompletableFuture<Void> watching;
         try {
-          watching = backend.watchReleases(lockName, created::signalOne);
+          watching = backend.watchReleases(lockName, created::signal);
         } catch (RuntimeException e) {
           watching = CompletableFuture.failedFuture(e);
         }
         created.watching = watching;
       }
-      Waiter waiter = new Waiter(queue, Thread.currentThread());
+      Waiter waiter = new Waiter(queue, Thread.currentThread(), owner);
       queue.waiters.addLast(waiter);
       return waiter;
     } finally {
@@ -111,17 +114,32 @@ final class ReleaseWaiters {
         head.signal();
       }
     }
+
+    /** Wakes the waiter of {@code owner} if it waits here, else the oldest waiter. */
+    void signal(@Nullable String owner) {
+      if (owner != null) {
+        for (Waiter waiter : waiters) {
+          if (waiter.owner.equals(owner)) {
+            waiter.signal();
+            return;
+          }
+        }
+      }
+      signalOne();
+    }
   }
 
   /** One waiting thread. */
   static final class Waiter {
     final Queue queue;
     final Thread thread;
+    final String owner;
     volatile boolean signalled;
 
-    Waiter(Queue queue, Thread thread) {
+    Waiter(Queue queue, Thread thread, String owner) {
       this.queue = queue;
       this.thread = thread;
+      this.owner = owner;
     }
 
     CompletableFuture<Void> watching() {

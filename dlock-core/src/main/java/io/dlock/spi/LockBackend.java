@@ -45,15 +45,38 @@ public interface LockBackend extends AutoCloseable {
   CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases);
 
   /**
-   * Starts delivering release signals of {@code lockName} to {@code onRelease}, which must return
-   * quickly. The future completes once no release can be missed any more (for Redis, once the
-   * subscription is confirmed). At most one listener per name is registered at a time; the core
-   * calls {@link #unwatchReleases(String)} before it registers another.
+   * Starts delivering release signals of {@code lockName} to {@code listener}. The future completes
+   * once no release can be missed any more (for Redis, once the subscription is confirmed). At most
+   * one listener per name is registered at a time; the core calls {@link #unwatchReleases(String)}
+   * before it registers another.
    */
-  CompletableFuture<Void> watchReleases(String lockName, Runnable onRelease);
+  CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener);
 
   /** Stops the release signals of {@code lockName}. */
   void unwatchReleases(String lockName);
+
+  /**
+   * Whether {@link #watchReleases} delivers a signal for every release. If false, the core retries
+   * waiting acquisitions with capped exponential backoff and jitter instead of relying on signals.
+   */
+  default boolean signalsReleases() {
+    return true;
+  }
+
+  /**
+   * The owner's wait for {@code lockName} ended without a grant (given up, timed out, interrupted,
+   * or a single attempt that found the lock held). A backend that keeps state for a waiter (a
+   * ZooKeeper queue node) removes it here; the default does nothing.
+   */
+  default CompletableFuture<Void> abandon(String lockName, String owner) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Called once by the core, before any other call, with the sink for session events. Backends
+   * whose leases do not depend on a session ignore it.
+   */
+  default void bindEvents(BackendEvents events) {}
 
   /** Closes connections. Held locks are not released here: the core releases them first. */
   @Override

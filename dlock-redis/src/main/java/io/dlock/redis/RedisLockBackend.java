@@ -4,6 +4,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -40,7 +41,7 @@ public final class RedisLockBackend implements LockBackend {
   private final StatefulRedisConnection<String, String> connection;
   private final RedisAsyncCommands<String, String> commands;
   private final StatefulRedisPubSubConnection<String, String> signals;
-  private final Map<String, Runnable> releaseListeners = new ConcurrentHashMap<>();
+  private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
   private final LuaScript acquireScript;
   private final LuaScript releaseScript;
   private final LuaScript renewScript;
@@ -87,9 +88,9 @@ public final class RedisLockBackend implements LockBackend {
         new RedisPubSubAdapter<>() {
           @Override
           public void message(String channel, String message) {
-            Runnable listener = releaseListeners.get(channel);
+            ReleaseListener listener = releaseListeners.get(channel);
             if (listener != null) {
-              listener.run();
+              listener.released(null);
             }
           }
         });
@@ -183,7 +184,7 @@ public final class RedisLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<Void> watchReleases(String lockName, Runnable onRelease) {
+  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener onRelease) {
     String channel = keys.releaseChannel(lockName);
     releaseListeners.put(channel, onRelease);
     return signals

@@ -2,8 +2,10 @@ package io.dlock.testkit;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +19,7 @@ import java.util.function.Supplier;
  * server were gone, so the client cannot renew, release or acquire. Cutting a client that holds
  * locks is how the suite simulates a holder that dies without releasing. It also counts calls.
  */
-public final class FaultyBackend implements LockBackend {
+public class FaultyBackend implements LockBackend {
   private final LockBackend delegate;
   private volatile boolean cut;
   private final AtomicInteger acquireCalls = new AtomicInteger();
@@ -83,13 +85,28 @@ public final class FaultyBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<Void> watchReleases(String lockName, Runnable onRelease) {
+  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener onRelease) {
     return call(() -> delegate.watchReleases(lockName, onRelease));
   }
 
   @Override
   public void unwatchReleases(String lockName) {
     delegate.unwatchReleases(lockName);
+  }
+
+  @Override
+  public boolean signalsReleases() {
+    return delegate.signalsReleases();
+  }
+
+  @Override
+  public CompletableFuture<Void> abandon(String lockName, String owner) {
+    return call(() -> delegate.abandon(lockName, owner));
+  }
+
+  @Override
+  public void bindEvents(BackendEvents events) {
+    delegate.bindEvents(events);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.HashMap;
@@ -26,7 +27,7 @@ public final class InMemoryLockBackend implements LockBackend {
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, Entry> locks = new HashMap<>();
   private final Map<String, Long> fences = new HashMap<>();
-  private final Map<String, Set<Runnable>> watchers = new ConcurrentHashMap<>();
+  private final Map<String, Set<ReleaseListener>> watchers = new ConcurrentHashMap<>();
 
   private record Entry(String owner, int holds, long token, long expiresAt) {}
 
@@ -45,7 +46,7 @@ public final class InMemoryLockBackend implements LockBackend {
   public LockBackend sharedView() {
     InMemoryLockBackend owner = this;
     return new LockBackend() {
-      private final Map<String, Runnable> mine = new ConcurrentHashMap<>();
+      private final Map<String, ReleaseListener> mine = new ConcurrentHashMap<>();
 
       @Override
       public String name() {
@@ -68,14 +69,14 @@ public final class InMemoryLockBackend implements LockBackend {
       }
 
       @Override
-      public CompletableFuture<Void> watchReleases(String n, Runnable onRelease) {
+      public CompletableFuture<Void> watchReleases(String n, ReleaseListener onRelease) {
         mine.put(n, onRelease);
         return owner.watchReleases(n, onRelease);
       }
 
       @Override
       public void unwatchReleases(String n) {
-        Runnable r = mine.remove(n);
+        ReleaseListener r = mine.remove(n);
         if (r != null) {
           owner.watchers.getOrDefault(n, Set.of()).remove(r);
         }
@@ -153,7 +154,7 @@ public final class InMemoryLockBackend implements LockBackend {
       lock.unlock();
     }
     if (result == ReleaseResult.RELEASED) {
-      watchers.getOrDefault(name, Set.of()).forEach(Runnable::run);
+      watchers.getOrDefault(name, Set.of()).forEach(l -> l.released(null));
     }
     return CompletableFuture.completedFuture(result);
   }
@@ -181,7 +182,7 @@ public final class InMemoryLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<Void> watchReleases(String name, Runnable onRelease) {
+  public CompletableFuture<Void> watchReleases(String name, ReleaseListener onRelease) {
     watchers.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(onRelease);
     return CompletableFuture.completedFuture(null);
   }

@@ -4,6 +4,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.List;
@@ -47,7 +48,7 @@ class InMemoryLockContractTest extends LockContractTest {
       }
 
       @Override
-      public CompletableFuture<Void> watchReleases(String n, Runnable r) {
+      public CompletableFuture<Void> watchReleases(String n, ReleaseListener r) {
         return down();
       }
 
