@@ -173,23 +173,25 @@ final class LeaseRenewer {
   }
 
   private void scheduleNext() {
-    long earliest = 0;
-    boolean any = false;
-    for (Grant grant : grants) {
-      long at = Math.min(dueAt(grant), grant.validUntilNanos());
-      if (!any || at - earliest < 0) {
-        earliest = at;
-        any = true;
-      }
-    }
+    // Under the lock, so that a grant added while this tick ran is either seen here or schedules
+    // its own tick after this one is replaced.
     scheduleLock.lock();
     try {
       nextTick = null;
+      long earliest = 0;
+      boolean any = false;
+      for (Grant grant : grants) {
+        long at = Math.min(dueAt(grant), grant.validUntilNanos());
+        if (!any || at - earliest < 0) {
+          earliest = at;
+          any = true;
+        }
+      }
+      if (any) {
+        scheduleNoLaterThan(earliest);
+      }
     } finally {
       scheduleLock.unlock();
-    }
-    if (any) {
-      scheduleNoLaterThan(earliest);
     }
   }
 }

@@ -334,6 +334,33 @@ public abstract class LockContractTest {
   }
 
   @Test
+  void aReleaseWakesOneWaiterPerClientNotAHerd() throws Exception {
+    LockClient holder = newClient();
+    LockClient waiting = newClient();
+    FaultyBackend waitingLink = lastBackend();
+    assumeTrue(
+        waitingLink.signalsReleases(), "the backend has no release signals: waiters back off");
+    String lockName = name("herd");
+    int waiters = 32;
+    Lease held = holder.lock(lockName).tryAcquire().orElseThrow();
+    List<CompletableFuture<Void>> chain = new ArrayList<>();
+    for (int i = 0; i < waiters; i++) {
+      // Each waiter releases as soon as it gets the lock, so the lock passes down the queue.
+      chain.add(
+          waiting.lock(lockName).acquireAsync(millis(60_000)).thenAccept(lease -> lease.release()));
+    }
+    // Every waiter has made its first attempt and its attempt after subscribing.
+    await().atMost(millis(10_000)).until(() -> waitingLink.acquireCalls() >= 2 * waiters);
+    int before = waitingLink.acquireCalls();
+    held.release();
+    CompletableFuture.allOf(chain.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+    double perHandOff = (waitingLink.acquireCalls() - before) / (double) waiters;
+    assertThat(perHandOff)
+        .as("acquire attempts per hand-off with %d waiters", waiters)
+        .isLessThanOrEqualTo(3.0);
+  }
+
+  @Test
   void asyncAcquireCompletesAndCancellationLeavesNothingHeld() throws Exception {
     LockClient holder = newClient();
     LockClient client = newClient();
