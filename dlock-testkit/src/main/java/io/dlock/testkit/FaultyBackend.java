@@ -2,7 +2,6 @@ package io.dlock.testkit;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
-import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
@@ -19,15 +18,14 @@ import java.util.function.Supplier;
  * server were gone, so the client cannot renew, release or acquire. Cutting a client that holds
  * locks is how the suite simulates a holder that dies without releasing. It also counts calls.
  */
-public class FaultyBackend implements LockBackend {
-  private final LockBackend delegate;
+public class FaultyBackend extends ForwardingLockBackend {
   private volatile boolean cut;
   private final AtomicInteger acquireCalls = new AtomicInteger();
   private final AtomicInteger releaseCalls = new AtomicInteger();
   private final AtomicInteger renewCalls = new AtomicInteger();
 
   public FaultyBackend(LockBackend delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   /** From now on every call fails with {@link BackendUnavailableException}. */
@@ -52,7 +50,7 @@ public class FaultyBackend implements LockBackend {
     return renewCalls.get();
   }
 
-  private <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> call) {
+  private <T> CompletableFuture<T> unlessCut(Supplier<CompletableFuture<T>> call) {
     if (cut) {
       return CompletableFuture.failedFuture(
           new BackendUnavailableException("connection cut by the test"));
@@ -61,56 +59,31 @@ public class FaultyBackend implements LockBackend {
   }
 
   @Override
-  public String name() {
-    return delegate.name();
-  }
-
-  @Override
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
     acquireCalls.incrementAndGet();
-    return call(() -> delegate.tryAcquire(lockName, owner, lease));
+    return unlessCut(() -> super.tryAcquire(lockName, owner, lease));
   }
 
   @Override
   public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
     releaseCalls.incrementAndGet();
-    return call(() -> delegate.release(lockName, owner));
+    return unlessCut(() -> super.release(lockName, owner));
   }
 
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
     renewCalls.incrementAndGet();
-    return call(() -> delegate.renew(leases));
+    return unlessCut(() -> super.renew(leases));
   }
 
   @Override
-  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener onRelease) {
-    return call(() -> delegate.watchReleases(lockName, onRelease));
-  }
-
-  @Override
-  public void unwatchReleases(String lockName) {
-    delegate.unwatchReleases(lockName);
-  }
-
-  @Override
-  public boolean signalsReleases() {
-    return delegate.signalsReleases();
+  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener) {
+    return unlessCut(() -> super.watchReleases(lockName, listener));
   }
 
   @Override
   public CompletableFuture<Void> abandon(String lockName, String owner) {
-    return call(() -> delegate.abandon(lockName, owner));
-  }
-
-  @Override
-  public void bindEvents(BackendEvents events) {
-    delegate.bindEvents(events);
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    return unlessCut(() -> super.abandon(lockName, owner));
   }
 }

@@ -44,47 +44,27 @@ public final class InMemoryLockBackend implements LockBackend {
    * and its release watches are its own.
    */
   public LockBackend sharedView() {
-    InMemoryLockBackend owner = this;
-    return new LockBackend() {
+    InMemoryLockBackend server = this;
+    return new ForwardingLockBackend(this) {
       private final Map<String, ReleaseListener> mine = new ConcurrentHashMap<>();
 
       @Override
-      public String name() {
-        return owner.name();
-      }
-
-      @Override
-      public CompletableFuture<AcquireResult> tryAcquire(String n, String o, Duration lease) {
-        return owner.tryAcquire(n, o, lease);
-      }
-
-      @Override
-      public CompletableFuture<ReleaseResult> release(String n, String o) {
-        return owner.release(n, o);
-      }
-
-      @Override
-      public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-        return owner.renew(leases);
-      }
-
-      @Override
-      public CompletableFuture<Void> watchReleases(String n, ReleaseListener onRelease) {
-        mine.put(n, onRelease);
-        return owner.watchReleases(n, onRelease);
+      public CompletableFuture<Void> watchReleases(String n, ReleaseListener listener) {
+        mine.put(n, listener);
+        return super.watchReleases(n, listener);
       }
 
       @Override
       public void unwatchReleases(String n) {
         ReleaseListener r = mine.remove(n);
         if (r != null) {
-          owner.watchers.getOrDefault(n, Set.of()).remove(r);
+          server.watchers.getOrDefault(n, Set.of()).remove(r);
         }
       }
 
       @Override
       public void close() {
-        mine.forEach((n, r) -> owner.watchers.getOrDefault(n, Set.of()).remove(r));
+        mine.forEach((n, r) -> server.watchers.getOrDefault(n, Set.of()).remove(r));
       }
     };
   }

@@ -1,13 +1,7 @@
 package io.dlock.testkit;
 
-import io.dlock.spi.AcquireResult;
-import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
-import io.dlock.spi.ReleaseResult;
-import java.time.Duration;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -18,28 +12,7 @@ class PollingInMemoryLockContractTest extends InMemoryLockContractTest {
 
   @Override
   protected LockBackend newBackend() {
-    LockBackend shared = super.newBackend();
-    return new LockBackend() {
-      @Override
-      public String name() {
-        return "in-memory-polling";
-      }
-
-      @Override
-      public CompletableFuture<AcquireResult> tryAcquire(String n, String o, Duration l) {
-        return shared.tryAcquire(n, o, l);
-      }
-
-      @Override
-      public CompletableFuture<ReleaseResult> release(String n, String o) {
-        return shared.release(n, o);
-      }
-
-      @Override
-      public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-        return shared.renew(leases);
-      }
-
+    return new ForwardingLockBackend(super.newBackend()) {
       @Override
       public CompletableFuture<Void> watchReleases(String n, ReleaseListener listener) {
         return CompletableFuture.completedFuture(null); // never signals
@@ -51,11 +24,6 @@ class PollingInMemoryLockContractTest extends InMemoryLockContractTest {
       @Override
       public boolean signalsReleases() {
         return false;
-      }
-
-      @Override
-      public void close() {
-        shared.close();
       }
     };
   }
