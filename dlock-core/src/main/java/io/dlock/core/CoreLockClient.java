@@ -160,15 +160,14 @@ public final class CoreLockClient implements LockClient {
     if (waitNanos > 0 && Thread.currentThread().isInterrupted()) {
       throw interrupted(name);
     }
-    boolean ownerCounted = lockOptions.ownerId().isPresent();
-    GrantKey key = new GrantKey(name, lockOptions.ownerId().<Object>map(o -> o).orElse(holder));
-    if (!ownerCounted) {
+    GrantKey key = GrantKey.of(name, lockOptions, holder);
+    if (lockOptions.ownerId().isEmpty()) {
       Grant existing = grants.get(key);
       if (existing != null) {
         return existing.open();
       }
     }
-    String owner = lockOptions.ownerId().orElseGet(OwnerTokens::next);
+    String owner = lockOptions.ownerId().map(id -> "o:" + id).orElseGet(OwnerTokens::next);
     Deadline deadline = Deadline.after(clock, Duration.ofNanos(waitNanos));
 
     Lease lease = null;
@@ -287,8 +286,12 @@ public final class CoreLockClient implements LockClient {
     AcquireResult result;
     try {
       result =
-          BackendCalls.awaitInterruptibly(
-              answer, timeout, "acquire '" + name + "'", backend.name());
+          single
+              // One attempt without waiting (tryAcquire, Lock.tryLock) ignores interrupts, as
+              // Lock.tryLock() does; the interrupt flag stays as it was.
+              ? BackendCalls.await(answer, timeout, "acquire '" + name + "'", backend.name())
+              : BackendCalls.awaitInterruptibly(
+                  answer, timeout, "acquire '" + name + "'", backend.name());
     } catch (InterruptedException e) {
       // Wait for the answer we already asked for, so that nothing stays held when we throw.
       settleAbandoned(answer, name, owner, true);
@@ -312,36 +315,60 @@ public final class CoreLockClient implements LockClient {
 
   private void settleAbandoned(
       CompletableFuture<AcquireResult> answer, String name, String owner, boolean waitForIt) {
-    Consumer<AcquireResult> undo =
-        result -> {
-          if (result instanceof AcquireResult.Granted) {
-            try {
+    if (waitForIt) {
+      try {
+        AcquireResult result =
+            BackendCalls.await(
+                answer, operationTimeoutNanos, "acquire '" + name + "'", backend.name());
+        if (result instanceof AcquireResult.Granted) {
+          ReleaseResult released =
               BackendCalls.await(
                   backend.release(name, owner),
                   operationTimeoutNanos,
                   "release abandoned grant of '" + name + "'",
                   backend.name());
-              log.debug("Released the grant of '{}' that arrived after its caller gave up", name);
-            } catch (RuntimeException e) {
-              log.warn(
-                  "A grant of '{}' arrived after its caller gave up and could not be released;"
-                      + " it expires after its lease: {}",
-                  name,
-                  e.toString());
-            }
+          if (released == ReleaseResult.RELEASED) {
+            signalLocalWaiters(name);
           }
-        };
-    if (waitForIt) {
-      try {
-        undo.accept(
-            BackendCalls.await(
-                answer, operationTimeoutNanos, "acquire '" + name + "'", backend.name()));
+        }
         return;
       } catch (RuntimeException e) {
         // Fall through: settle when (if ever) the answer arrives.
       }
     }
-    answer.thenAcceptAsync(undo, asyncAcquirers);
+    answer.thenAccept(
+        result -> {
+          if (result instanceof AcquireResult.Granted) {
+            undoGrant(name, owner);
+          }
+        });
+  }
+
+  /** Releases a hold of a lost lease on the server, without blocking and without failing. */
+  void releaseQuietly(String name, String owner) {
+    undoGrant(name, owner);
+  }
+
+  /** Releases a grant nobody will use, without blocking; wakes local waiters when it is freed. */
+  private void undoGrant(String name, String owner) {
+    CompletableFuture<ReleaseResult> released;
+    try {
+      released = backend.release(name, owner);
+    } catch (RuntimeException e) {
+      released = CompletableFuture.failedFuture(e);
+    }
+    released.whenComplete(
+        (result, error) -> {
+          if (error != null) {
+            log.warn(
+                "A hold of '{}' that nobody uses could not be released on the server; it expires"
+                    + " after its lease: {}",
+                name,
+                error.toString());
+          } else if (result == ReleaseResult.RELEASED) {
+            signalLocalWaiters(name);
+          }
+        });
   }
 
   private Lease register(
@@ -350,29 +377,51 @@ public final class CoreLockClient implements LockClient {
       LockOptions lockOptions,
       AcquireResult.Granted granted,
       long sentAt) {
-    if (lockOptions.ownerId().isPresent()) {
-      // The server counted this hold; merge it into this client's grant for the owner, if any.
-      Grant[] created = new Grant[1];
-      Grant grant =
-          grants.compute(
-              key,
-              (k, current) -> {
-                if (current != null && current.isValid()) {
-                  return current;
-                }
-                created[0] = new Grant(this, k, owner, granted.fencingToken(), lockOptions, sentAt);
-                return created[0];
-              });
-      if (created[0] == null) {
-        return grant.openCounted(sentAt);
-      }
-      renewer.add(grant);
-      return grant.open();
+    String name = key.lockName();
+    Grant fresh = new Grant(this, key, owner, granted.fencingToken(), lockOptions, sentAt);
+    if (!fresh.isValid()) {
+      // The answer took longer than the lease: the server may already have let it go.
+      undoGrant(name, owner);
+      throw new BackendUnavailableException(
+          "The grant of lock '"
+              + name
+              + "' arrived after its lease of "
+              + lockOptions.leaseTime()
+              + " had run out; it was released");
     }
-    Grant grant = new Grant(this, key, owner, granted.fencingToken(), lockOptions, sentAt);
-    grants.put(key, grant);
-    renewer.add(grant);
-    return grant.open();
+    if (lockOptions.ownerId().isEmpty()) {
+      LeaseHandle handle = fresh.open();
+      grants.put(key, fresh);
+      renewer.add(fresh);
+      return handle;
+    }
+    // With an owner id the server counted this hold: add it to this client's grant with the same
+    // fencing token, or start a new grant.
+    LeaseHandle[] opened = new LeaseHandle[1];
+    Grant[] replaced = new Grant[1];
+    Grant current =
+        grants.compute(
+            key,
+            (k, existing) -> {
+              if (existing != null && existing.fencingToken() == granted.fencingToken()) {
+                opened[0] = existing.openCounted(sentAt);
+                if (opened[0] != null) {
+                  return existing;
+                }
+              }
+              replaced[0] = existing;
+              opened[0] = fresh.open();
+              return fresh;
+            });
+    if (replaced[0] != null) {
+      replaced[0].markLost(
+          LeaseLostEvent.Reason.TAKEN_OVER,
+          "the lock was granted anew with fencing token " + granted.fencingToken());
+    }
+    if (current == fresh) {
+      renewer.add(fresh);
+    }
+    return opened[0];
   }
 
   // ---- release and bookkeeping ----------------------------------------------------------------

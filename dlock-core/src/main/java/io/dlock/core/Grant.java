@@ -111,11 +111,23 @@ final class Grant {
     }
   }
 
-  /** Adds a hold that the server already counted (owner-id re-entry). */
-  LeaseHandle openCounted(long requestSentAtNanos) {
-    LeaseHandle handle = open();
-    confirmed(requestSentAtNanos);
-    return handle;
+  /**
+   * Adds a hold that the server already counted (owner-id re-entry), if this grant is still valid.
+   *
+   * @return the new hold, or null if the grant is no longer valid
+   */
+  @Nullable LeaseHandle openCounted(long requestSentAtNanos) {
+    lock.lock();
+    try {
+      if (!isValid()) {
+        return null;
+      }
+      LeaseHandle handle = open();
+      confirmed(requestSentAtNanos);
+      return handle;
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Nullable LeaseHandle lastOpenHandle() {
@@ -175,8 +187,17 @@ final class Grant {
    * expiry after that instant, so counting from the send time errs on the safe side.
    */
   void confirmed(long sentAtNanos) {
-    validUntilNanos = sentAtNanos + leaseNanos;
+    validUntilNanos = sentAtNanos + leaseNanos - safetyMarginNanos(leaseNanos);
     nextRenewalNanos = sentAtNanos + leaseNanos / 3;
+  }
+
+  /**
+   * How much earlier than the lease's nominal end the client stops trusting it: 1% of the lease for
+   * clock-rate drift between client and server (as Redlock assumes), plus 2 ms for the server's
+   * millisecond expiry resolution.
+   */
+  static long safetyMarginNanos(long leaseNanos) {
+    return leaseNanos / 100 + 2_000_000L;
   }
 
   /** A renewal did not get through; try again soon, well before the lease runs out. */
@@ -279,10 +300,16 @@ final class Grant {
     }
     if (before == LeaseState.LOST) {
       log.info(
-          "Release of lock '{}' (fencing token {}) skipped: the lease was already lost, and the"
-              + " lock, if held, belongs to someone else",
+          "Release of lock '{}' (fencing token {}) did nothing for its holder: the lease was"
+              + " already lost",
           key.lockName(),
           fencingToken);
+      if (left == 0 || holdCountOnServer) {
+        // The server may still count this hold (a lease the client stopped trusting early, or an
+        // owner id held on by another hold): drop it there too. Owner-checked, so it never
+        // touches another holder's lock; best effort, since the lease is gone anyway.
+        client.releaseQuietly(key.lockName(), owner);
+      }
       return false;
     }
     if (left > 0 && !holdCountOnServer) {
@@ -292,6 +319,12 @@ final class Grant {
     switch (result) {
       case RELEASED:
         client.signalLocalWaiters(key.lockName());
+        if (left > 0) {
+          // The server dropped its last hold while this client still has some: not ours any more.
+          markLost(
+              LeaseLostEvent.Reason.TAKEN_OVER,
+              "the server released the lock while " + left + " hold(s) remained open");
+        }
         return true;
       case STILL_HELD:
         return true;

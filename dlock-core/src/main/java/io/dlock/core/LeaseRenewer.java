@@ -39,6 +39,8 @@ final class LeaseRenewer {
   private final ReentrantLock scheduleLock = new ReentrantLock();
   private @Nullable ScheduledFuture<?> nextTick;
   private long nextTickAt;
+  private boolean tickRunning;
+  private long tickSeq;
 
   /** Failed renewal calls since the last success; only touched by the renewal thread. */
   private int failuresInARow;
@@ -77,6 +79,9 @@ final class LeaseRenewer {
       if (scheduler.isShutdown()) {
         return;
       }
+      if (tickRunning) {
+        return; // the running tick schedules the next one, and it sees every grant added by now
+      }
       ScheduledFuture<?> current = nextTick;
       if (current != null && !current.isDone() && nextTickAt - at <= 0) {
         return;
@@ -84,15 +89,25 @@ final class LeaseRenewer {
       if (current != null) {
         current.cancel(false);
       }
+      long seq = ++tickSeq;
       nextTickAt = at;
       long delay = Math.max(0, at - clock.nanoTime());
-      nextTick = scheduler.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
+      nextTick = scheduler.schedule(() -> tick(seq), delay, TimeUnit.NANOSECONDS);
     } finally {
       scheduleLock.unlock();
     }
   }
 
-  private void tick() {
+  private void tick(long seq) {
+    scheduleLock.lock();
+    try {
+      if (seq != tickSeq) {
+        return; // superseded by an earlier tick scheduled after this one started: one chain only
+      }
+      tickRunning = true;
+    } finally {
+      scheduleLock.unlock();
+    }
     try {
       renewDueLeases();
     } catch (RuntimeException e) {
@@ -122,16 +137,22 @@ final class LeaseRenewer {
         due.add(grant);
       }
     }
-    if (due.isEmpty()) {
-      return;
-    }
-    Map<HeldLease, Grant> byLease = new HashMap<>();
-    long shortestLease = Long.MAX_VALUE;
+    // One batch per lease length: the call's timeout then fits every lease in it.
+    Map<Long, List<Grant>> byLength = new HashMap<>();
     for (Grant grant : due) {
-      byLease.put(grant.heldLease(), grant);
-      shortestLease = Math.min(shortestLease, grant.leaseNanos());
+      byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
     }
-    long timeout = Math.min(operationTimeout.toNanos(), shortestLease / 3);
+    for (List<Grant> batch : byLength.values()) {
+      renew(batch);
+    }
+  }
+
+  private void renew(List<Grant> batch) {
+    Map<HeldLease, Grant> byLease = new HashMap<>();
+    for (Grant grant : batch) {
+      byLease.put(grant.heldLease(), grant);
+    }
+    long timeout = Math.min(operationTimeout.toNanos(), batch.get(0).leaseNanos() / 3);
     long sentAt = clock.nanoTime();
     Set<HeldLease> gone;
     try {
@@ -151,7 +172,7 @@ final class LeaseRenewer {
         log.debug("Renewal failed again ({} in a row): {}", failuresInARow, e.toString());
       }
       long failedAt = clock.nanoTime();
-      for (Grant grant : due) {
+      for (Grant grant : batch) {
         grant.renewalFailed(failedAt);
       }
       return;
@@ -177,6 +198,7 @@ final class LeaseRenewer {
     // its own tick after this one is replaced.
     scheduleLock.lock();
     try {
+      tickRunning = false;
       nextTick = null;
       long earliest = 0;
       boolean any = false;

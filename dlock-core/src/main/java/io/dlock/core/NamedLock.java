@@ -67,7 +67,7 @@ final class NamedLock implements DistributedLock {
   }
 
   GrantKey grantKey() {
-    return new GrantKey(name, options.ownerId().<Object>map(o -> o).orElse(Thread.currentThread()));
+    return GrantKey.of(name, options, Thread.currentThread());
   }
 
   CoreLockClient client() {

@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * signal wakes only the oldest waiter: a release costs one retry per client, not one per waiting
  * thread (no herd).
  *
- * <p>A waiter that was signalled but leaves without the lock (timeout, interrupt) passes the signal
- * on, so that a release is never swallowed.
+ * <p>A waiter that leaves without the lock (timeout, interrupt, error) passes a signal on, so that
+ * a release is never swallowed.
  */
 final class ReleaseWaiters {
   private static final Logger log = LoggerFactory.getLogger(ReleaseWaiters.class);
@@ -40,16 +40,13 @@ final class ReleaseWaiters {
     try {
       Queue queue = queues.get(lockName);
       if (queue == null) {
-        Queue created = new Queue(lockName);
-        queue = created;
-        queues.put(lockName, created);
-        CompletableFuture<Void> watching;
-        try {
-          watching = backend.watchReleases(lockName, created::signal);
-        } catch (RuntimeException e) {
-          watching = CompletableFuture.failedFuture(e);
-        }
-        created.watching = watching;
+        queue = new Queue(lockName);
+        queues.put(lockName, queue);
+        watch(queue);
+      } else if (queue.watching != null && queue.watching.isCompletedExceptionally()) {
+        // A failed subscription must not fail every later waiter: try again.
+        unwatch(lockName);
+        watch(queue);
       }
       Waiter waiter = new Waiter(queue, Thread.currentThread(), owner);
       queue.waiters.addLast(waiter);
@@ -59,7 +56,29 @@ final class ReleaseWaiters {
     }
   }
 
-  /** Leaves the queue; stops watching when it was the last waiter. */
+  private void watch(Queue queue) {
+    CompletableFuture<Void> watching;
+    try {
+      watching = backend.watchReleases(queue.lockName, queue::signal);
+    } catch (RuntimeException e) {
+      watching = CompletableFuture.failedFuture(e);
+    }
+    queue.watching = watching;
+  }
+
+  private void unwatch(String lockName) {
+    try {
+      backend.unwatchReleases(lockName);
+    } catch (RuntimeException e) {
+      log.debug("Could not stop watching releases of '{}': {}", lockName, e.toString());
+    }
+  }
+
+  /**
+   * Leaves the queue; stops watching when it was the last waiter. A waiter that leaves without the
+   * lock always wakes the next one: it may have consumed a release signal (or been about to), and
+   * one needless retry is cheaper than a waiter sleeping through a free lock.
+   */
   void leave(Waiter waiter, boolean acquired) {
     Queue queue = waiter.queue;
     boolean unwatch = false;
@@ -71,16 +90,12 @@ final class ReleaseWaiters {
         unwatch = true;
       }
       if (unwatch) {
-        try {
-          backend.unwatchReleases(queue.lockName);
-        } catch (RuntimeException e) {
-          log.debug("Could not stop watching releases of '{}': {}", queue.lockName, e.toString());
-        }
+        unwatch(queue.lockName);
       }
     } finally {
       lock.unlock();
     }
-    if (!acquired && waiter.signalled) {
+    if (!acquired) {
       queue.signalOne();
     }
   }

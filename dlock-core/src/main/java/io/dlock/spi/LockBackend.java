@@ -10,9 +10,14 @@ import java.util.concurrent.CompletableFuture;
  * caller; the core bounds every call with a timeout and handles results that arrive late (an
  * acquisition whose answer came after the caller gave up is released by the core).
  *
- * <p>Owner tokens are chosen by the core: a fresh unguessable token per grant, or the user's owner
- * id. A backend stores the owner with the lock and compares it on release and renewal, atomically
- * on the server.
+ * <p>Owner tokens are chosen by the core: a fresh unguessable token per grant, starting with {@code
+ * t:}, or the user's owner id prefixed with {@code o:}. A backend stores the owner with the lock
+ * and compares it on release and renewal, atomically on the server. Only {@code o:} owners re-enter
+ * (a hold count kept on the server); a {@code t:} owner that asks again for a lock it holds can
+ * only be a repeated request (a client library retrying after a reconnect) and must not add a hold.
+ *
+ * <p>{@link #watchReleases}, {@link #unwatchReleases} and {@link #abandon} must not block: they may
+ * be called while the core holds a short internal lock.
  *
  * <p>Failures complete the future exceptionally; a backend should map "cannot reach the server" to
  * {@link io.dlock.BackendUnavailableException}. The core treats any other exception the same way.

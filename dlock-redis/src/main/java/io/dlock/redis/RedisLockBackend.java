@@ -126,7 +126,8 @@ public final class RedisLockBackend implements LockBackend {
             commands,
             new String[] {keys.lock(lockName), keys.fence(lockName)},
             owner,
-            Long.toString(lease.toMillis()))
+            leaseMillis(lease),
+            RequestIds.next())
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -145,7 +146,11 @@ public final class RedisLockBackend implements LockBackend {
   public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
     return releaseScript
         .<List<Object>>call(
-            commands, new String[] {keys.lock(lockName)}, owner, keys.releaseChannel(lockName))
+            commands,
+            new String[] {keys.lock(lockName)},
+            owner,
+            keys.releaseChannel(lockName),
+            RequestIds.next())
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -166,7 +171,7 @@ public final class RedisLockBackend implements LockBackend {
       HeldLease lease = leases.get(i);
       lockKeys[i] = keys.lock(lease.lockName());
       args[2 * i] = lease.owner();
-      args[2 * i + 1] = Long.toString(lease.lease().toMillis());
+      args[2 * i + 1] = leaseMillis(lease.lease());
     }
     return renewScript
         .<List<Object>>call(commands, lockKeys, args)
@@ -215,6 +220,11 @@ public final class RedisLockBackend implements LockBackend {
     } finally {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
+  }
+
+  /** Whole milliseconds, rounded up: the server must never hold a lease shorter than asked. */
+  static String leaseMillis(Duration lease) {
+    return Long.toString((lease.toNanos() + 999_999L) / 1_000_000L);
   }
 
   private CompletionException unavailable(String operation, Throwable error) {

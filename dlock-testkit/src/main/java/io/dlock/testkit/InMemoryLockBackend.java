@@ -105,8 +105,11 @@ public final class InMemoryLockBackend implements LockBackend {
         return CompletableFuture.completedFuture(new AcquireResult.Granted(token, 1));
       }
       if (e.owner.equals(owner)) {
-        locks.put(name, new Entry(owner, e.holds + 1, e.token, expiresAt));
-        return CompletableFuture.completedFuture(new AcquireResult.Granted(e.token, e.holds + 1));
+        // Owner ids ("o:") count holds; any other owner asking again is a repeated request.
+        int holds = owner.startsWith("o:") ? e.holds + 1 : e.holds;
+        long later = e.expiresAt - expiresAt > 0 ? e.expiresAt : expiresAt; // never shorten
+        locks.put(name, new Entry(owner, holds, e.token, later));
+        return CompletableFuture.completedFuture(new AcquireResult.Granted(e.token, holds));
       }
       return CompletableFuture.completedFuture(
           new AcquireResult.Held(Duration.ofNanos(e.expiresAt - serverClock.nanoTime())));
@@ -149,10 +152,11 @@ public final class InMemoryLockBackend implements LockBackend {
         if (e == null || !e.owner.equals(held.owner())) {
           gone.add(held);
         } else {
-          locks.put(
-              held.lockName(),
-              new Entry(
-                  e.owner, e.holds, e.token, serverClock.nanoTime() + held.lease().toNanos()));
+          long renewed = serverClock.nanoTime() + held.lease().toNanos();
+          if (e.holds > 1 && e.expiresAt - renewed > 0) {
+            renewed = e.expiresAt; // a shared hold is never shortened
+          }
+          locks.put(held.lockName(), new Entry(e.owner, e.holds, e.token, renewed));
         }
       }
     } finally {

@@ -1,0 +1,87 @@
+package io.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lettuce re-sends unacknowledged commands after a reconnect, so a script may run twice. The
+ * scripts must then change nothing the second time: no extra hold, no double release.
+ */
+class RedisScriptReplayTest {
+  private RedisClient client;
+  private StatefulRedisConnection<String, String> connection;
+  private RedisAsyncCommands<String, String> redis;
+  private LuaScript acquire;
+  private LuaScript release;
+  private final RedisKeys keys = new RedisKeys("replay:");
+  private final String name = "replay-" + UUID.randomUUID();
+
+  @BeforeEach
+  void connect() {
+    client = RedisClient.create(RedisTestServers.embedded().uri());
+    connection = client.connect();
+    redis = connection.async();
+    acquire = LuaScript.load("acquire.lua", redis);
+    release = LuaScript.load("release.lua", redis);
+  }
+
+  @AfterEach
+  void close() {
+    connection.close();
+    client.shutdown();
+  }
+
+  private List<Object> acquire(String owner, String request) throws Exception {
+    return acquire
+        .<List<Object>>call(
+            redis, new String[] {keys.lock(name), keys.fence(name)}, owner, "30000", request)
+        .get(5, TimeUnit.SECONDS);
+  }
+
+  private long release(String owner, String request) throws Exception {
+    List<Object> reply =
+        release
+            .<List<Object>>call(
+                redis, new String[] {keys.lock(name)}, owner, keys.releaseChannel(name), request)
+            .get(5, TimeUnit.SECONDS);
+    return (Long) reply.get(0);
+  }
+
+  @Test
+  void aReplayedGrantForAGrantTokenAddsNoHold() throws Exception {
+    List<Object> first = acquire("t:grant", "r1");
+    List<Object> replay = acquire("t:grant", "r1");
+    assertThat(replay).isEqualTo(first);
+    assertThat(acquire("t:grant", "r2").get(2)).as("no re-entry for a grant token").isEqualTo(1L);
+    assertThat(release("t:grant", "r3")).as("one release frees it").isEqualTo(1L);
+  }
+
+  @Test
+  void aReplayedOwnerIdAcquireOrReleaseCountsOnce() throws Exception {
+    acquire("o:chain", "a1");
+    assertThat(acquire("o:chain", "a2").get(2)).isEqualTo(2L);
+    assertThat(acquire("o:chain", "a2").get(2)).as("replayed re-entry").isEqualTo(2L);
+    assertThat(release("o:chain", "d1")).isEqualTo(2L);
+    assertThat(release("o:chain", "d1")).as("replayed release keeps the last hold").isEqualTo(2L);
+    assertThat(acquire("t:other", "x1").get(0)).as("still held").isEqualTo(0L);
+    assertThat(release("o:chain", "d2")).isEqualTo(1L);
+    assertThat(acquire("t:other", "x2").get(0)).isEqualTo(1L);
+  }
+
+  @Test
+  void aFencingCounterThatIsNotANumberFailsWithoutTakingTheLock() throws Exception {
+    redis.set(keys.fence(name), "not-a-number").get(5, TimeUnit.SECONDS);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> acquire("t:grant", "r1"))
+        .hasMessageContaining("not an integer");
+    assertThat(redis.exists(keys.lock(name)).get(5, TimeUnit.SECONDS)).isZero();
+  }
+}
