@@ -32,6 +32,25 @@ public interface LockClient extends AutoCloseable {
    */
   java.util.List<HeldLeaseInfo> heldLeases();
 
+  /**
+   * The locks held now, by any client, whose names match {@code namePattern} (a glob: {@code *} any
+   * characters, {@code ?} one character).
+   *
+   * @throws UnsupportedOperationException if the backend cannot list its locks
+   * @throws BackendUnavailableException if the backend does not answer within the operation timeout
+   */
+  java.util.List<LockInfo> inspect(String namePattern);
+
+  /**
+   * Deletes a lock whatever its owner: an administrator's break of a stuck lock. Its holder is told
+   * at its next renewal that the lease is lost; waiters are woken.
+   *
+   * @return the lock as it was just before, or empty if nobody held it
+   * @throws UnsupportedOperationException if the backend cannot do this
+   * @throws BackendUnavailableException if the backend does not answer within the operation timeout
+   */
+  java.util.Optional<LockInfo> forceRelease(String name);
+
   /** A short name of the backend, for logs and metrics: {@code redis}, {@code zookeeper}, ... */
   String backendName();
 

@@ -64,6 +64,9 @@ final class BackendCalls {
     if (cause instanceof LockException lockException) {
       return lockException;
     }
+    if (cause instanceof UnsupportedOperationException unsupported) {
+      throw unsupported;
+    }
     return new BackendUnavailableException(
         "The " + backend + " backend failed '" + operation + "': " + cause, cause);
   }

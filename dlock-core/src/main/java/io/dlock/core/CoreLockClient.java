@@ -7,6 +7,7 @@ import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockInfo;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockNames;
 import io.dlock.LockOptions;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -133,6 +135,29 @@ public final class CoreLockClient implements LockClient {
       infos.add(grant.info());
     }
     return infos;
+  }
+
+  @Override
+  public List<LockInfo> inspect(String namePattern) {
+    Objects.requireNonNull(namePattern, "namePattern");
+    return BackendCalls.await(
+        backend.inspect(namePattern),
+        operationTimeoutNanos,
+        "list locks matching '" + namePattern + "'",
+        backend.name());
+  }
+
+  @Override
+  public Optional<LockInfo> forceRelease(String name) {
+    LockNames.requireValid(name);
+    Optional<LockInfo> before =
+        BackendCalls.await(
+            backend.forceRelease(name),
+            operationTimeoutNanos,
+            "force the release of '" + name + "'",
+            backend.name());
+    signalLocalWaiters(name);
+    return before;
   }
 
   MonotonicClock clock() {

@@ -83,6 +83,26 @@ public interface LockBackend extends AutoCloseable {
    */
   default void bindEvents(BackendEvents events) {}
 
+  /**
+   * The locks held now whose names match {@code namePattern} (a glob: {@code *} any characters,
+   * {@code ?} one), for inspection. Optional: the default says the backend cannot.
+   */
+  default CompletableFuture<java.util.List<io.dlock.LockInfo>> inspect(String namePattern) {
+    return CompletableFuture.failedFuture(
+        new UnsupportedOperationException("The " + name() + " backend cannot list its locks"));
+  }
+
+  /**
+   * Deletes the lock whatever its owner: an administrator's break of a stuck lock. The holder finds
+   * out at its next renewal. Optional: the default says the backend cannot.
+   *
+   * @return the lock as it was just before, or empty if it was not held
+   */
+  default CompletableFuture<java.util.Optional<io.dlock.LockInfo>> forceRelease(String lockName) {
+    return CompletableFuture.failedFuture(
+        new UnsupportedOperationException("The " + name() + " backend cannot force a release"));
+  }
+
   /** Closes connections. Held locks are not released here: the core releases them first. */
   @Override
   void close();

@@ -1,8 +1,10 @@
 package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
@@ -10,6 +12,8 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -18,9 +22,11 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -45,6 +51,7 @@ public final class RedisLockBackend implements LockBackend {
   private final LuaScript acquireScript;
   private final LuaScript releaseScript;
   private final LuaScript renewScript;
+  private final LuaScript forceReleaseScript;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -97,6 +104,7 @@ public final class RedisLockBackend implements LockBackend {
     this.acquireScript = LuaScript.load("acquire.lua", commands);
     this.releaseScript = LuaScript.load("release.lua", commands);
     this.renewScript = LuaScript.load("renew.lua", commands);
+    this.forceReleaseScript = LuaScript.load("force-release.lua", commands);
   }
 
   /**
@@ -127,7 +135,9 @@ public final class RedisLockBackend implements LockBackend {
             new String[] {keys.lock(lockName), keys.fence(lockName)},
             owner,
             leaseMillis(lease),
-            RequestIds.next())
+            RequestIds.next(),
+            Long.toString(System.currentTimeMillis()),
+            HolderDescription.of(owner))
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -210,6 +220,73 @@ public final class RedisLockBackend implements LockBackend {
     String channel = keys.releaseChannel(lockName);
     releaseListeners.remove(channel);
     signals.async().unsubscribe(channel);
+  }
+
+  @Override
+  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
+    String match = keys.lock(namePattern);
+    return scan(ScanCursor.INITIAL, ScanArgs.Builder.matches(match).limit(500), new ArrayList<>())
+        .thenCompose(this::describe)
+        .handle(
+            (infos, error) -> {
+              if (error != null) {
+                throw unavailable("list locks matching '" + namePattern + "'", error);
+              }
+              return infos;
+            });
+  }
+
+  private CompletableFuture<List<String>> scan(
+      ScanCursor cursor, ScanArgs args, List<String> found) {
+    return commands
+        .scan(cursor, args)
+        .toCompletableFuture()
+        .thenCompose(
+            page -> {
+              found.addAll(page.getKeys());
+              return page.isFinished()
+                  ? CompletableFuture.completedFuture(found)
+                  : scan(page, args, found);
+            });
+  }
+
+  private CompletableFuture<List<LockInfo>> describe(List<String> lockKeys) {
+    List<CompletableFuture<LockInfo>> infos = new ArrayList<>();
+    for (String key : lockKeys) {
+      String name = keys.nameOfLock(key);
+      if (name == null) {
+        continue; // a fencing counter or a foreign key that happens to match
+      }
+      CompletableFuture<String> value = commands.get(key).toCompletableFuture();
+      CompletableFuture<Long> ttl = commands.pttl(key).toCompletableFuture();
+      infos.add(value.thenCombine(ttl, (v, t) -> RedisLockValue.describe(name, v, t)));
+    }
+    return CompletableFuture.allOf(infos.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            done ->
+                infos.stream()
+                    .map(CompletableFuture::join)
+                    .filter(java.util.Objects::nonNull)
+                    .sorted(java.util.Comparator.comparing(LockInfo::name))
+                    .toList());
+  }
+
+  @Override
+  public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
+    return forceReleaseScript
+        .<List<Object>>call(
+            commands, new String[] {keys.lock(lockName)}, keys.releaseChannel(lockName))
+        .handle(
+            (reply, error) -> {
+              if (error != null) {
+                throw unavailable("force the release of '" + lockName + "'", error);
+              }
+              if (reply.isEmpty()) {
+                return Optional.empty();
+              }
+              return Optional.ofNullable(
+                  RedisLockValue.describe(lockName, (String) reply.get(0), (Long) reply.get(1)));
+            });
   }
 
   @Override

@@ -1,26 +1,29 @@
 -- Acquire, re-enter, or report the holder. One round trip, atomic.
 -- KEYS[1] the lock key, KEYS[2] the name's fencing counter (no TTL, never goes backwards)
--- ARGV[1] the owner token, ARGV[2] the lease in milliseconds, ARGV[3] this request's id
--- The lock's value is "<holds>|<waiters flag>|<fencing token>|<last request id>|<owner>".
+-- ARGV[1] the owner token, ARGV[2] the lease in milliseconds, ARGV[3] this request's id,
+-- ARGV[4] the holder's wall-clock time in epoch milliseconds, ARGV[5] the holder's description
+-- The lock's value is
+--   "<holds>|<waiters flag>|<fencing token>|<last request id>|<since>|<holder>|<owner>".
 --   The waiters flag tells the release whether anyone may wait, so that an uncontended release
 --   needs no PUBLISH. The last request id makes a request that the client library sent twice
 --   (replayed after a reconnect) change nothing the second time.
 -- Owners starting with "o:" are owner ids whose holds are counted here; any other owner holds
 -- once, and seeing it again can only be a replay.
 -- Returns {1, fencing token, holds} when granted, {0, holder's remaining ms} when held.
-local function pack(holds, waiters, token, request, owner)
-  return holds .. '|' .. waiters .. '|' .. token .. '|' .. request .. '|' .. owner
+local function pack(holds, waiters, token, request, since, holder, owner)
+  return holds .. '|' .. waiters .. '|' .. token .. '|' .. request .. '|' .. since .. '|' .. holder .. '|' .. owner
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local token = redis.pcall('INCR', KEYS[2])
   if type(token) == 'table' then
     return redis.error_reply('fencing counter ' .. KEYS[2] .. ' is not an integer: ' .. tostring(token.err))
   end
-  redis.call('SET', KEYS[1], pack(1, 0, token, ARGV[3], ARGV[1]), 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], pack(1, 0, token, ARGV[3], ARGV[4], ARGV[5], ARGV[1]), 'PX', ARGV[2])
   return {1, token, 1}
 end
 local value = redis.call('GET', KEYS[1])
-local holds, waiters, token, request, owner = string.match(value, '^(%d+)|(%d)|(%d+)|([^|]*)|(.*)$')
+local holds, waiters, token, request, since, holder, owner =
+  string.match(value, '^(%d+)|(%d)|(%d+)|([^|]*)|(%d*)|([^|]*)|(.*)$')
 if owner == ARGV[1] then
   holds = tonumber(holds)
   if request ~= ARGV[3] and string.sub(owner, 1, 2) == 'o:' then
@@ -28,10 +31,10 @@ if owner == ARGV[1] then
   end
   -- Never shorten the expiry: another hold of this owner may count on a longer lease.
   local expiry = math.max(redis.call('PTTL', KEYS[1]), tonumber(ARGV[2]))
-  redis.call('SET', KEYS[1], pack(holds, waiters, token, ARGV[3], owner), 'PX', expiry)
+  redis.call('SET', KEYS[1], pack(holds, waiters, token, ARGV[3], since, holder, owner), 'PX', expiry)
   return {1, tonumber(token), holds}
 end
 if owner and waiters == '0' then
-  redis.call('SET', KEYS[1], pack(holds, 1, token, request, owner), 'KEEPTTL')
+  redis.call('SET', KEYS[1], pack(holds, 1, token, request, since, holder, owner), 'KEEPTTL')
 end
 return {0, redis.call('PTTL', KEYS[1])}

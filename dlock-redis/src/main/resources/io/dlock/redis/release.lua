@@ -6,7 +6,8 @@ local value = redis.call('GET', KEYS[1])
 if not value then
   return 0
 end
-local holds, waiters, token, request, owner = string.match(value, '^(%d+)|(%d)|(%d+)|([^|]*)|(.*)$')
+local holds, waiters, token, request, rest, owner =
+  string.match(value, '^(%d+)|(%d)|(%d+)|([^|]*)|(%d*|[^|]*)|(.*)$')
 if owner ~= ARGV[1] then
   return 0
 end
@@ -15,7 +16,7 @@ if request == ARGV[3] then
   return 2 -- this very release, replayed after a reconnect: it already took its hold away
 end
 if holds > 1 then
-  redis.call('SET', KEYS[1], (holds - 1) .. '|' .. waiters .. '|' .. token .. '|' .. ARGV[3] .. '|' .. owner, 'KEEPTTL')
+  redis.call('SET', KEYS[1], (holds - 1) .. '|' .. waiters .. '|' .. token .. '|' .. ARGV[3] .. '|' .. rest .. '|' .. owner, 'KEEPTTL')
   return 2
 end
 redis.call('DEL', KEYS[1])

@@ -8,7 +8,7 @@ for i = 1, #KEYS do
   local value = redis.call('GET', KEYS[i])
   local holds, owner
   if value then
-    holds, owner = string.match(value, '^(%d+)|%d|%d+|[^|]*|(.*)$')
+    holds, owner = string.match(value, '^(%d+)|%d|%d+|[^|]*|%d*|[^|]*|(.*)$')
   end
   if owner == ARGV[2 * i - 1] then
     local lease = tonumber(ARGV[2 * i])

@@ -43,7 +43,13 @@ class RedisScriptReplayTest {
   private List<Object> acquire(String owner, String request) throws Exception {
     return acquire
         .<List<Object>>call(
-            redis, new String[] {keys.lock(name), keys.fence(name)}, owner, "30000", request)
+            redis,
+            new String[] {keys.lock(name), keys.fence(name)},
+            owner,
+            "30000",
+            request,
+            "1700000000000",
+            "test-host/1/main")
         .get(5, TimeUnit.SECONDS);
   }
 

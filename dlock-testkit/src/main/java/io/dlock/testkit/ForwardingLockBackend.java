@@ -70,6 +70,16 @@ public abstract class ForwardingLockBackend implements LockBackend {
   }
 
   @Override
+  public CompletableFuture<java.util.List<io.dlock.LockInfo>> inspect(String namePattern) {
+    return delegate.inspect(namePattern);
+  }
+
+  @Override
+  public CompletableFuture<java.util.Optional<io.dlock.LockInfo>> forceRelease(String lockName) {
+    return delegate.forceRelease(lockName);
+  }
+
+  @Override
   public void close() {
     delegate.close();
   }

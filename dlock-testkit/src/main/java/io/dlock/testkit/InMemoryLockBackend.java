@@ -1,8 +1,10 @@
 package io.dlock.testkit;
 
+import io.dlock.LockInfo;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
@@ -29,7 +31,11 @@ public final class InMemoryLockBackend implements LockBackend {
   private final Map<String, Long> fences = new HashMap<>();
   private final Map<String, Set<ReleaseListener>> watchers = new ConcurrentHashMap<>();
 
-  private record Entry(String owner, int holds, long token, long expiresAt) {}
+  private record Entry(String owner, int holds, long token, long expiresAt, String holder) {
+    Entry(String owner, int holds, long token, long expiresAt) {
+      this(owner, holds, token, expiresAt, HolderDescription.of(owner));
+    }
+  }
 
   public InMemoryLockBackend() {
     this(MonotonicClock.SYSTEM);
@@ -108,7 +114,7 @@ public final class InMemoryLockBackend implements LockBackend {
         // Owner ids ("o:") count holds; any other owner asking again is a repeated request.
         int holds = owner.startsWith("o:") ? e.holds + 1 : e.holds;
         long later = e.expiresAt - expiresAt > 0 ? e.expiresAt : expiresAt; // never shorten
-        locks.put(name, new Entry(owner, holds, e.token, later));
+        locks.put(name, new Entry(owner, holds, e.token, later, e.holder));
         return CompletableFuture.completedFuture(new AcquireResult.Granted(e.token, holds));
       }
       return CompletableFuture.completedFuture(
@@ -127,7 +133,7 @@ public final class InMemoryLockBackend implements LockBackend {
       if (e == null || !e.owner.equals(owner)) {
         result = ReleaseResult.NOT_HELD;
       } else if (e.holds > 1) {
-        locks.put(name, new Entry(owner, e.holds - 1, e.token, e.expiresAt));
+        locks.put(name, new Entry(owner, e.holds - 1, e.token, e.expiresAt, e.holder));
         result = ReleaseResult.STILL_HELD;
       } else {
         locks.remove(name);
@@ -156,7 +162,7 @@ public final class InMemoryLockBackend implements LockBackend {
           if (e.holds > 1 && e.expiresAt - renewed > 0) {
             renewed = e.expiresAt; // a shared hold is never shortened
           }
-          locks.put(held.lockName(), new Entry(e.owner, e.holds, e.token, renewed));
+          locks.put(held.lockName(), new Entry(e.owner, e.holds, e.token, renewed, e.holder));
         }
       }
     } finally {
@@ -174,6 +180,54 @@ public final class InMemoryLockBackend implements LockBackend {
   @Override
   public void unwatchReleases(String name) {
     watchers.remove(name);
+  }
+
+  @Override
+  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
+    java.util.regex.Pattern glob =
+        java.util.regex.Pattern.compile(
+            java.util.regex.Pattern.quote(namePattern)
+                .replace("*", "\\E.*\\Q")
+                .replace("?", "\\E.\\Q"));
+    lock.lock();
+    try {
+      List<LockInfo> infos = new java.util.ArrayList<>();
+      for (String name : List.copyOf(locks.keySet())) {
+        Entry e = live(name);
+        if (e != null && glob.matcher(name).matches()) {
+          infos.add(info(name, e));
+        }
+      }
+      infos.sort(java.util.Comparator.comparing(LockInfo::name));
+      return CompletableFuture.completedFuture(infos);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String name) {
+    java.util.Optional<LockInfo> before;
+    lock.lock();
+    try {
+      Entry e = live(name);
+      before = e == null ? java.util.Optional.empty() : java.util.Optional.of(info(name, e));
+      locks.remove(name);
+    } finally {
+      lock.unlock();
+    }
+    watchers.getOrDefault(name, Set.of()).forEach(l -> l.released(null));
+    return CompletableFuture.completedFuture(before);
+  }
+
+  private LockInfo info(String name, Entry e) {
+    return new LockInfo(
+        name,
+        e.holder,
+        e.token,
+        e.holds,
+        null,
+        Duration.ofNanos(Math.max(0, e.expiresAt - serverClock.nanoTime())));
   }
 
   @Override

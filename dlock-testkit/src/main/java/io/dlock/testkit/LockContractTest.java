@@ -754,6 +754,48 @@ public abstract class LockContractTest {
     }
   }
 
+  @Test
+  void inspectionShowsTheHolderAndAForcedReleaseFreesTheLock() throws Exception {
+    LockClient holderClient = newClient();
+    LockClient admin = newClient();
+    String lockName = name("inspected");
+    List<io.dlock.LockInfo> none;
+    try {
+      none = admin.inspect(name("*"));
+    } catch (UnsupportedOperationException e) {
+      assumeTrue(false, "the backend cannot list its locks: " + e.getMessage());
+      return;
+    }
+    assertThat(none).isEmpty();
+    Lease held =
+        holderClient
+            .lock(lockName, LockOptions.defaults().withRenewedLease(millis(900)))
+            .tryAcquire()
+            .orElseThrow();
+    List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+    held.onLost(lost::add);
+    assertThat(admin.inspect(name("insp*")))
+        .singleElement()
+        .satisfies(
+            info -> {
+              assertThat(info.name()).isEqualTo(lockName);
+              assertThat(info.fencingToken()).isEqualTo(held.fencingToken());
+              assertThat(info.holds()).isEqualTo(1);
+              assertThat(info.holder())
+                  .contains(Long.toString(ProcessHandle.current().pid()))
+                  .contains(Thread.currentThread().getName());
+            });
+    assertThat(admin.inspect(name("other*"))).isEmpty();
+
+    Optional<io.dlock.LockInfo> broken = admin.forceRelease(lockName);
+    assertThat(broken)
+        .hasValueSatisfying(i -> assertThat(i.fencingToken()).isEqualTo(held.fencingToken()));
+    assertThat(admin.forceRelease(lockName)).isEmpty();
+    await().atMost(millis(3000)).until(() -> !lost.isEmpty());
+    assertThat(lost.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.TAKEN_OVER);
+    assertThat(admin.lock(lockName).tryAcquire()).isPresent();
+  }
+
   // ---- the Lock view --------------------------------------------------------------------------
 
   @Test

@@ -1,0 +1,57 @@
+package io.dlock;
+
+import io.dlock.core.CoreLockClient;
+import io.dlock.spi.LockBackendProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+
+/**
+ * Creates a {@link LockClient} from a backend URI, with whichever backend modules are on the class
+ * path: {@code redis://} and {@code rediss://} (dlock-redis), {@code zk://} (dlock-zookeeper),
+ * {@code jdbc:...} (dlock-jdbc). Used by the command line and the Spring starter; applications may
+ * use it too, or a backend's own factory.
+ */
+public final class LockClients {
+  private LockClients() {}
+
+  /** A client for {@code uri} with default options. */
+  public static LockClient connect(String uri) {
+    return connect(uri, Map.of(), LockClientOptions.defaults());
+  }
+
+  /**
+   * A client for {@code uri}.
+   *
+   * @param properties backend settings that do not belong in a URI (for example a password)
+   * @throws IllegalArgumentException if no backend module on the class path accepts the URI, or the
+   *     URI is malformed
+   * @throws BackendUnavailableException if the server cannot be reached
+   */
+  public static LockClient connect(
+      String uri, Map<String, String> properties, LockClientOptions options) {
+    Objects.requireNonNull(uri, "uri");
+    List<String> known = new ArrayList<>();
+    for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
+      if (provider.supports(uri)) {
+        return CoreLockClient.create(provider.connect(uri, properties, options), options);
+      }
+      known.add(provider.schemes());
+    }
+    throw new IllegalArgumentException(
+        "backend URI '"
+            + redact(uri)
+            + "' is not supported; "
+            + (known.isEmpty()
+                ? "no backend module is on the class path"
+                : "supported: " + String.join(", ", known)));
+  }
+
+  /** The URI with any password replaced by {@code ***}, for messages. */
+  public static String redact(String uri) {
+    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@")
+        .replaceAll("(?i)(password=)[^&;]*", "$1***");
+  }
+}

@@ -1,0 +1,44 @@
+package io.dlock.redis;
+
+import io.dlock.LockClientOptions;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockBackendProvider;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Makes Redis backends from {@code redis://} and {@code rediss://} URIs for {@link
+ * io.dlock.LockClients}. Properties: {@code username}, {@code password}, {@code keyPrefix}, {@code
+ * commandTimeout} (an ISO-8601 duration such as {@code PT2S}).
+ */
+public final class RedisBackendProvider implements LockBackendProvider {
+
+  @Override
+  public String schemes() {
+    return "redis://, rediss://";
+  }
+
+  @Override
+  public boolean supports(String uri) {
+    return uri.startsWith("redis://") || uri.startsWith("rediss://");
+  }
+
+  @Override
+  public LockBackend connect(
+      String uri, Map<String, String> properties, LockClientOptions options) {
+    RedisLockSettings settings = RedisLockSettings.of(uri);
+    String prefix = properties.get("keyPrefix");
+    if (prefix != null) {
+      settings = settings.withKeyPrefix(prefix);
+    }
+    String timeout = properties.get("commandTimeout");
+    if (timeout != null) {
+      settings = settings.withCommandTimeout(Duration.parse(timeout));
+    }
+    String password = properties.get("password");
+    if (password != null) {
+      settings = settings.withCredentials(properties.get("username"), password.toCharArray());
+    }
+    return RedisLockBackend.connect(settings);
+  }
+}
