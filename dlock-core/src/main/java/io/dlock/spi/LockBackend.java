@@ -69,6 +69,16 @@ public interface LockBackend extends AutoCloseable {
   }
 
   /**
+   * Whether holds of one owner id made through different clients share one grant, as the SPI
+   * describes for {@code o:} owners. False for backends whose locks belong to one connection or
+   * session (database session locks, row locks): there an owner id re-enters only within the client
+   * that holds the lock, and another client with the same owner id waits like a stranger.
+   */
+  default boolean sharesOwnerAcrossClients() {
+    return true;
+  }
+
+  /**
    * The owner's wait for {@code lockName} ended without a grant (given up, timed out, interrupted,
    * or a single attempt that found the lock held). A backend that keeps state for a waiter (a
    * ZooKeeper queue node) removes it here; the default does nothing.

@@ -60,6 +60,11 @@ public abstract class ForwardingLockBackend implements LockBackend {
   }
 
   @Override
+  public boolean sharesOwnerAcrossClients() {
+    return delegate.sharesOwnerAcrossClients();
+  }
+
+  @Override
   public CompletableFuture<Void> abandon(String lockName, String owner) {
     return delegate.abandon(lockName, owner);
   }

@@ -249,6 +249,9 @@ public abstract class LockContractTest {
     String owner = "request-" + UUID.randomUUID();
     LockOptions chain = LockOptions.defaults().withOwnerId(owner);
     LockClient first = newClient();
+    assumeTrue(
+        lastBackend().sharesOwnerAcrossClients(),
+        "the backend's locks belong to one connection: owner ids re-enter within one client only");
     LockClient second = newClient();
     LockClient stranger = newClient();
 
@@ -701,6 +704,9 @@ public abstract class LockContractTest {
     String lockName = name("chain-leases");
     String owner = "job-" + UUID.randomUUID();
     LockClient first = newClient();
+    assumeTrue(
+        lastBackend().sharesOwnerAcrossClients(),
+        "the backend's locks belong to one connection: owner ids re-enter within one client only");
     LockClient second = newClient();
     LockClient stranger = newClient();
     Lease longHold =
@@ -721,9 +727,12 @@ public abstract class LockContractTest {
     assertThat(stranger.lock(lockName).tryAcquire())
         .as("the short hold's end does not end the long one")
         .isEmpty();
-    shortHold.release();
+    assertThat(shortHold.release()).as("its lease was lost").isFalse();
     assertThat(longHold.release()).isTrue();
-    assertThat(stranger.lock(lockName).tryAcquire()).isPresent();
+    // The lost short hold is dropped on the server in the background (best effort).
+    await()
+        .atMost(millis(3000))
+        .untilAsserted(() -> assertThat(stranger.lock(lockName).tryAcquire()).isPresent());
   }
 
   @Test

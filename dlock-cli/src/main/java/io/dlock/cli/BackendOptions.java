@@ -1,0 +1,81 @@
+package io.dlock.cli;
+
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Option;
+
+/**
+ * Where the locks live: {@code --backend URI}, else the environment variable {@code DLOCK_BACKEND},
+ * else {@code backend=} in the {@code --config} properties file. The file may also hold backend
+ * settings that do not belong in a URI or on a command line (a password).
+ */
+final class BackendOptions {
+
+  @Option(
+      names = "--backend",
+      paramLabel = "URI",
+      description =
+          "redis://host:port, rediss://..., zk://host:port[,host:port]/root, jdbc:postgresql://...,"
+              + " jdbc:mariadb://..., jdbc:h2:... (default: $DLOCK_BACKEND, or backend= in --config)")
+  @Nullable String backend;
+
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description = "a properties file: backend=URI and backend settings such as password=")
+  @Nullable Path config;
+
+  @Option(
+      names = {"-v", "--verbose"},
+      description = "show library warnings and stack traces")
+  boolean verbose;
+
+  /** The backend URI, or null if none was given anywhere. */
+  @Nullable String uriOrNull() {
+    if (backend != null) {
+      return backend;
+    }
+    String env = System.getenv("DLOCK_BACKEND");
+    if (env != null && !env.isBlank()) {
+      return env;
+    }
+    return fileProperties().get("backend");
+  }
+
+  String uri() {
+    String uri = uriOrNull();
+    if (uri == null) {
+      throw new IllegalArgumentException(
+          "no backend: give --backend URI, set DLOCK_BACKEND, or put backend=URI in --config FILE");
+    }
+    return uri;
+  }
+
+  Map<String, String> fileProperties() {
+    Map<String, String> values = new HashMap<>();
+    if (config == null) {
+      return values;
+    }
+    Properties properties = new Properties();
+    try (Reader reader = Files.newBufferedReader(config)) {
+      properties.load(reader);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("--config: cannot read " + config + ": " + e.getMessage());
+    }
+    properties.forEach((k, v) -> values.put(k.toString(), v.toString()));
+    return values;
+  }
+
+  LockClient connect() {
+    return LockClients.connect(uri(), fileProperties(), LockClientOptions.defaults());
+  }
+}

@@ -1,0 +1,34 @@
+package io.dlock.cli;
+
+/**
+ * The exit statuses of {@code dlock}, from sysexits.h where one fits. {@code dlock run} otherwise
+ * exits with its command's status, so a command that itself exits with one of these numbers is
+ * indistinguishable from dlock's own (as with flock(1)).
+ */
+final class ExitCodes {
+  /** Success. */
+  static final int OK = 0;
+
+  /** {@code release --force}: nothing was released (not held, or not confirmed). */
+  static final int NOTHING_DONE = 1;
+
+  /** Bad command line: unknown option, malformed URI or duration (EX_USAGE). */
+  static final int USAGE = 64;
+
+  /** The backend cannot be reached or cannot do what was asked (EX_UNAVAILABLE). */
+  static final int UNAVAILABLE = 69;
+
+  /** An internal error (EX_SOFTWARE). */
+  static final int SOFTWARE = 70;
+
+  /** {@code run}: the lock was not acquired within {@code --wait} (EX_TEMPFAIL). */
+  static final int NOT_ACQUIRED = 75;
+
+  /** {@code run}: the lease was lost while the command ran, and the command was stopped. */
+  static final int LEASE_LOST = 76;
+
+  /** {@code run}: the command could not be started (as shells report it). */
+  static final int COMMAND_NOT_FOUND = 127;
+
+  private ExitCodes() {}
+}

@@ -1,0 +1,203 @@
+package io.dlock.cli;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
+import io.dlock.LeaseLostEvent;
+import io.dlock.LockClient;
+import io.dlock.LockOptions;
+import io.dlock.LockTimeoutException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code dlock run}: flock(1) across machines. */
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Acquire the lock NAME, run COMMAND while renewing the lease, release when it exits, and",
+      "exit with its status. The command sees DLOCK_NAME and DLOCK_FENCING_TOKEN."
+    })
+final class RunCommand implements Callable<Integer> {
+
+  /** What to do when the lease is lost while the command runs. */
+  enum OnLost {
+    kill,
+    warn
+  }
+
+  @Spec CommandSpec spec;
+
+  @Mixin BackendOptions backend = new BackendOptions();
+
+  @Option(names = "--name", required = true, paramLabel = "NAME", description = "the lock's name")
+  String name = "";
+
+  @Option(
+      names = "--wait",
+      paramLabel = "DURATION",
+      converter = Durations.class,
+      description =
+          "how long to wait for the lock (500ms, 30s, 5m); 0 = one attempt;" + " default: no limit")
+  @Nullable Duration wait;
+
+  @Option(
+      names = "--lease",
+      paramLabel = "DURATION",
+      converter = Durations.class,
+      defaultValue = "30s",
+      description =
+          "the lease, renewed every third of it while dlock runs (default: ${DEFAULT-VALUE})")
+  Duration lease = Duration.ofSeconds(30);
+
+  @Option(
+      names = "--on-lost",
+      paramLabel = "kill|warn",
+      defaultValue = "kill",
+      description =
+          "if the lease is lost: kill = SIGTERM the command, SIGKILL after --kill-after,"
+              + " exit 76; warn = only warn (default: ${DEFAULT-VALUE})")
+  OnLost onLost = OnLost.kill;
+
+  @Option(
+      names = "--kill-after",
+      paramLabel = "DURATION",
+      converter = Durations.class,
+      defaultValue = "10s",
+      description = "grace between SIGTERM and SIGKILL (default: ${DEFAULT-VALUE})")
+  Duration killAfter = Duration.ofSeconds(10);
+
+  @Option(
+      names = "--conflict-exit-code",
+      paramLabel = "N",
+      defaultValue = "75",
+      description =
+          "exit status when the lock is not acquired within --wait (default: ${DEFAULT-VALUE})")
+  int conflictExitCode = ExitCodes.NOT_ACQUIRED;
+
+  @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments")
+  List<String> command = List.of();
+
+  @Override
+  public Integer call() throws InterruptedException {
+    if (wait != null && wait.isNegative()) {
+      throw new IllegalArgumentException("--wait must be zero or more");
+    }
+    if (conflictExitCode < 0 || conflictExitCode > 255) {
+      throw new IllegalArgumentException("--conflict-exit-code must be from 0 to 255");
+    }
+    LockOptions options = LockOptions.defaults().withRenewedLease(lease);
+    PrintWriter err = spec.commandLine().getErr();
+    try (LockClient client = backend.connect()) {
+      DistributedLock lock = client.lock(name, options);
+      Lease held;
+      try {
+        held = lock.acquire(wait == null ? Duration.ofDays(365 * 100) : wait);
+      } catch (LockTimeoutException e) {
+        err.println("dlock: lock '" + name + "' not acquired within " + Durations.format(wait));
+        err.flush();
+        return conflictExitCode;
+      }
+      return runHolding(held, err);
+    }
+  }
+
+  private int runHolding(Lease held, PrintWriter err) throws InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+    builder.environment().put("DLOCK_NAME", name);
+    builder.environment().put("DLOCK_FENCING_TOKEN", Long.toString(held.fencingToken()));
+    Process child;
+    try {
+      child = builder.start();
+    } catch (IOException e) {
+      err.println("dlock: cannot run '" + command.get(0) + "': " + e.getMessage());
+      err.flush();
+      release(held, err);
+      return ExitCodes.COMMAND_NOT_FOUND;
+    }
+    AtomicBoolean stopped = new AtomicBoolean();
+    held.onLost(event -> onLost(event, child, stopped, err));
+    // dlock itself stopped (SIGTERM, Ctrl-C): stop the command too and give the lock back.
+    Thread hook =
+        new Thread(
+            () -> {
+              if (child.isAlive()) {
+                stop(child, killAfter);
+                release(held, err);
+              }
+            },
+            "dlock-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    int status = child.waitFor();
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      // The hook is running or has run: it releases.
+    }
+    if (stopped.get()) {
+      return ExitCodes.LEASE_LOST;
+    }
+    release(held, err);
+    return status;
+  }
+
+  private void onLost(LeaseLostEvent event, Process child, AtomicBoolean stopped, PrintWriter err) {
+    if (onLost == OnLost.warn) {
+      err.println(
+          "dlock: warning: the lease of '"
+              + name
+              + "' was lost ("
+              + event.detail()
+              + ");"
+              + " the command goes on without the lock");
+      err.flush();
+      return;
+    }
+    err.println(
+        "dlock: the lease of '"
+            + name
+            + "' was lost ("
+            + event.detail()
+            + "); stopping the command");
+    err.flush();
+    stopped.set(true);
+    stop(child, killAfter);
+  }
+
+  /** SIGTERM to the command and its descendants, SIGKILL after the grace period. */
+  static void stop(Process child, Duration grace) {
+    List<ProcessHandle> tree = child.descendants().toList();
+    child.destroy();
+    tree.forEach(ProcessHandle::destroy);
+    try {
+      if (!child.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        child.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      child.destroyForcibly();
+    }
+    tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+  }
+
+  private void release(Lease held, PrintWriter err) {
+    try {
+      held.release();
+    } catch (BackendUnavailableException e) {
+      err.println("dlock: warning: " + e.getMessage());
+      err.flush();
+    }
+  }
+}

@@ -1,0 +1,417 @@
+package io.dlock.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseListener;
+import io.dlock.spi.ReleaseResult;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The JDBC {@link LockBackend} in {@link JdbcLockMode#LEASE_ROW} mode: every primitive is one
+ * atomic statement on a pooled connection, run on a small executor of its own so that no caller
+ * blocks; the connection goes back to the pool right after.
+ *
+ * <p>Guarantees: at most one owner holds a name at a time as long as the database is consistent; a
+ * lease ends by the database's clock, never a client's; fencing tokens come from a database
+ * sequence and so strictly increase per name, also after expiry or a deleted row. On PostgreSQL,
+ * waiters are woken by {@code NOTIFY} on release; elsewhere the core retries with capped backoff.
+ *
+ * <p>Failures: a call that cannot reach the database, or that the database refuses, completes with
+ * {@link BackendUnavailableException} naming the operation and the SQL state. A bad setup (missing
+ * table or sequence, missing privileges) is reported at {@link #connect} with how to fix it.
+ */
+public final class JdbcLockBackend implements LockBackend {
+  private static final Logger log = LoggerFactory.getLogger(JdbcLockBackend.class);
+  private static final AtomicInteger IDS = new AtomicInteger();
+  private static final int RENEW_BATCH = 500;
+
+  private final JdbcLockSettings settings;
+  private final DataSource dataSource;
+  private final @Nullable HikariDataSource ownPool;
+  private final LockStatements statements;
+  private final ExecutorService executor;
+  private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
+  private final @Nullable PostgresReleaseSignals signals;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private JdbcLockBackend(
+      JdbcLockSettings settings,
+      DataSource dataSource,
+      @Nullable HikariDataSource ownPool,
+      LockStatements statements) {
+    this.settings = settings;
+    this.dataSource = dataSource;
+    this.ownPool = ownPool;
+    this.statements = statements;
+    int id = IDS.incrementAndGet();
+    AtomicInteger threads = new AtomicInteger();
+    this.executor =
+        new ThreadPoolExecutor(
+            settings.maxConcurrentCalls(),
+            settings.maxConcurrentCalls(),
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, "dlock-jdbc-" + id + "-call-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
+    this.signals =
+        statements instanceof PostgresStatements pg
+            ? new PostgresReleaseSignals(
+                dataSource,
+                pg.channel(),
+                releaseListeners::get,
+                this::wakeAllWatchers,
+                "dlock-jdbc-" + id + "-signals")
+            : null;
+  }
+
+  /**
+   * Connects, detects the dialect, creates the schema if asked, and checks that the table can be
+   * read and written.
+   *
+   * @throws BackendUnavailableException if the database cannot be reached
+   * @throws IllegalStateException if the table or sequence is missing or the user lacks privileges;
+   *     the message says which and how to fix it
+   * @throws IllegalArgumentException if the database is not one of the supported dialects
+   */
+  public static JdbcLockBackend connect(JdbcLockSettings settings) {
+    HikariDataSource ownPool = null;
+    DataSource dataSource = settings.dataSource();
+    if (dataSource == null) {
+      ownPool = pool(settings);
+      dataSource = ownPool;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      LockStatements statements =
+          LockStatements.detect(c, settings.table(), settings.statementTimeout());
+      if (settings.createSchema()) {
+        createSchema(c, statements);
+      }
+      statements.probe(c);
+      return new JdbcLockBackend(settings, dataSource, ownPool, statements);
+    } catch (SQLException e) {
+      closeQuietly(ownPool);
+      throw new BackendUnavailableException(
+          "Cannot connect to the lock database at "
+              + settings.describeTarget()
+              + ": "
+              + describe(e),
+          e);
+    } catch (LockStatements.SchemaProblem e) {
+      closeQuietly(ownPool);
+      throw new IllegalStateException(
+          "The lock database at " + settings.describeTarget() + " is not set up: " + e.getMessage(),
+          e);
+    } catch (RuntimeException e) {
+      closeQuietly(ownPool);
+      throw e;
+    }
+  }
+
+  private static HikariDataSource pool(JdbcLockSettings settings) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("dlock-jdbc-" + IDS.get());
+    config.setJdbcUrl(settings.url());
+    String user = settings.username();
+    char[] password = settings.password();
+    if (user != null && password != null) {
+      config.setUsername(user);
+      config.setPassword(new String(password));
+    }
+    long connectMillis = settings.connectTimeout().toMillis();
+    // One connection per concurrent call, plus one for PostgreSQL's LISTEN.
+    config.setMaximumPoolSize(settings.maxConcurrentCalls() + 1);
+    config.setMinimumIdle(1);
+    config.setConnectionTimeout(connectMillis);
+    config.setValidationTimeout(Math.max(250, Math.min(connectMillis, 5000)));
+    // Fail at once when the database cannot be reached at start, instead of retrying in the pool.
+    config.setInitializationFailTimeout(1);
+    config.setAutoCommit(true);
+    String url = String.valueOf(settings.url());
+    int connectSeconds = (int) Math.max(1, (connectMillis + 999) / 1000);
+    if (url.startsWith("jdbc:postgresql:")) {
+      config.addDataSourceProperty("connectTimeout", Integer.toString(connectSeconds));
+      config.addDataSourceProperty("loginTimeout", Integer.toString(connectSeconds));
+    } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+      config.addDataSourceProperty("connectTimeout", Long.toString(connectMillis));
+    }
+    try {
+      return new HikariDataSource(config);
+    } catch (RuntimeException e) {
+      throw new BackendUnavailableException(
+          "Cannot connect to the lock database at "
+              + settings.describeTarget()
+              + ": "
+              + rootMessage(e),
+          e);
+    }
+  }
+
+  private static void createSchema(Connection c, LockStatements statements)
+      throws SQLException, LockStatements.SchemaProblem {
+    String ddl = schemaDdl(statements.schemaResource(), statements.table);
+    try (Statement st = c.createStatement()) {
+      st.setQueryTimeout(statements.queryTimeoutSeconds);
+      // Comments first: they may contain semicolons.
+      for (String sql : stripComments(ddl).split(";")) {
+        String trimmed = sql.trim();
+        if (!trimmed.isBlank()) {
+          st.execute(trimmed);
+        }
+      }
+    } catch (SQLException e) {
+      String state = String.valueOf(e.getSQLState());
+      if (state.equals("23505") || state.equals("42P07")) {
+        // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not atomic).
+        return;
+      }
+      throw new LockStatements.SchemaProblem(
+          "cannot create the lock table '"
+              + statements.table
+              + "' (createSchema is on): "
+              + e.getMessage()
+              + "; create it with the DDL in "
+              + statements.schemaResource()
+              + " as a user with DDL rights, and turn createSchema off",
+          e);
+    }
+  }
+
+  /** The DDL of a dialect's schema resource for this table. */
+  static String schemaDdl(String resource, String table) {
+    try (InputStream in = JdbcLockBackend.class.getClassLoader().getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + resource);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("${table}", table);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + resource, e);
+    }
+  }
+
+  private static String stripComments(String sql) {
+    StringBuilder out = new StringBuilder();
+    for (String line : sql.split("\n")) {
+      int comment = line.indexOf("--");
+      out.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
+    }
+    return out.toString().trim();
+  }
+
+  LockStatements statements() {
+    return statements;
+  }
+
+  DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** The dialect in use: {@code PostgreSQL}, {@code MariaDB} or {@code H2}. */
+  public String dialect() {
+    return statements.dialect();
+  }
+
+  @Override
+  public String name() {
+    return "jdbc";
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> tryAcquire(
+      String lockName, String owner, Duration lease) {
+    return call(
+        "acquire '" + lockName + "'",
+        c -> statements.acquire(c, lockName, owner, lease.toMillis()));
+  }
+
+  @Override
+  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+    return call("release '" + lockName + "'", c -> statements.release(c, lockName, owner));
+  }
+
+  @Override
+  public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+    if (leases.isEmpty()) {
+      return CompletableFuture.completedFuture(Set.of());
+    }
+    return call(
+        "renew " + leases.size() + " lease(s)",
+        c -> {
+          Set<HeldLease> gone = new HashSet<>();
+          for (int from = 0; from < leases.size(); from += RENEW_BATCH) {
+            List<HeldLease> batch =
+                leases.subList(from, Math.min(leases.size(), from + RENEW_BATCH));
+            for (int position : statements.renew(c, batch)) {
+              gone.add(batch.get(position));
+            }
+          }
+          return gone;
+        });
+  }
+
+  @Override
+  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener) {
+    if (signals == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    releaseListeners.put(lockName, listener);
+    return signals.ready();
+  }
+
+  @Override
+  public void unwatchReleases(String lockName) {
+    releaseListeners.remove(lockName);
+  }
+
+  @Override
+  public boolean signalsReleases() {
+    return signals != null;
+  }
+
+  private void wakeAllWatchers() {
+    for (ReleaseListener listener : releaseListeners.values()) {
+      listener.released(null);
+    }
+  }
+
+  /**
+   * Deletes the rows whose lease ran out more than {@code olderThan} ago, by the database's clock.
+   * Never needed for correctness (an expired row is taken over by the next acquirer); it only keeps
+   * the table small when many names are used once by holders that died.
+   *
+   * @return the number of rows deleted
+   */
+  public CompletableFuture<Integer> purgeExpired(Duration olderThan) {
+    if (olderThan.isNegative()) {
+      throw new IllegalArgumentException("olderThan must be zero or more, but was " + olderThan);
+    }
+    return call("purge expired rows", c -> statements.purgeExpired(c, olderThan.toMillis()));
+  }
+
+  /** Deletes the row of {@code lockName}, whoever holds it: an operator's tool, and for tests. */
+  CompletableFuture<Integer> deleteRow(String lockName) {
+    return call("delete '" + lockName + "'", c -> statements.delete(c, lockName));
+  }
+
+  @FunctionalInterface
+  private interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private <T> CompletableFuture<T> call(String operation, SqlWork<T> work) {
+    if (closed.get()) {
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException("The JDBC lock backend is closed: " + operation));
+    }
+    try {
+      return CompletableFuture.supplyAsync(
+          () -> {
+            try (Connection c = dataSource.getConnection()) {
+              if (!c.getAutoCommit()) {
+                c.setAutoCommit(true); // each statement is atomic on its own
+              }
+              return work.run(c);
+            } catch (SQLException e) {
+              throw unavailable(operation, e);
+            }
+          },
+          executor);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException("The JDBC lock backend is closed: " + operation, e));
+    }
+  }
+
+  private CompletionException unavailable(String operation, SQLException e) {
+    String state = String.valueOf(e.getSQLState());
+    if (!state.startsWith("08") && !state.startsWith("57") && !state.equals("null")) {
+      // The database answered with an error: a bug or a misconfiguration rather than an outage.
+      log.error("The {} database refused '{}': {}", statements.dialect(), operation, describe(e));
+    }
+    return new CompletionException(
+        new BackendUnavailableException(
+            statements.dialect()
+                + " at "
+                + settings.describeTarget()
+                + " did not complete '"
+                + operation
+                + "': "
+                + describe(e),
+            e));
+  }
+
+  private static String describe(SQLException e) {
+    return rootMessage(e) + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]");
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
+  }
+
+  private static void closeQuietly(@Nullable HikariDataSource pool) {
+    if (pool != null) {
+      pool.close();
+    }
+  }
+
+  /** Stops the executor, the release signals and the backend's own pool (not a given one). */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (signals != null) {
+      signals.close();
+    }
+    executor.shutdown();
+    try {
+      if (!executor.awaitTermination(
+          settings.statementTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+        executor.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      executor.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    closeQuietly(ownPool);
+  }
+}

@@ -1,0 +1,339 @@
+package io.dlock.jdbc;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where and how a JDBC lock client keeps its locks. An immutable value; every {@code with...}
+ * returns a copy and rejects bad input with an {@link IllegalArgumentException} that names the
+ * parameter and the allowed range.
+ *
+ * <p>Either a {@link DataSource} of the application ({@link #of(DataSource)}; it should be a pool,
+ * the backend takes a connection per call and returns it at once) or a JDBC URL ({@link
+ * #of(String)}; the backend then pools its own connections with HikariCP and closes them with the
+ * client). Credentials may be given apart from the URL with {@link #withCredentials}, for example
+ * from a secret store.
+ */
+public final class JdbcLockSettings {
+
+  /** The default table name. */
+  public static final String DEFAULT_TABLE = "dlock_locks";
+
+  /** The longest table name: the sequence ({@code _fence}) and channel names derive from it. */
+  public static final int MAX_TABLE_LENGTH = 48;
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+  private final @Nullable DataSource dataSource;
+  private final @Nullable String url;
+  private final @Nullable String username;
+  private final char @Nullable [] password;
+  private final JdbcLockMode mode;
+  private final String table;
+  private final boolean createSchema;
+  private final Duration statementTimeout;
+  private final Duration connectTimeout;
+  private final int maxConcurrentCalls;
+
+  private JdbcLockSettings(
+      @Nullable DataSource dataSource,
+      @Nullable String url,
+      @Nullable String username,
+      char @Nullable [] password,
+      JdbcLockMode mode,
+      String table,
+      boolean createSchema,
+      Duration statementTimeout,
+      Duration connectTimeout,
+      int maxConcurrentCalls) {
+    this.dataSource = dataSource;
+    this.url = url;
+    this.username = username;
+    this.password = password;
+    this.mode = mode;
+    this.table = table;
+    this.createSchema = createSchema;
+    this.statementTimeout = statementTimeout;
+    this.connectTimeout = connectTimeout;
+    this.maxConcurrentCalls = maxConcurrentCalls;
+  }
+
+  /**
+   * Settings over the application's data source: lease rows in {@value #DEFAULT_TABLE}, no schema
+   * creation, 5 s statement and connect timeouts, at most 4 concurrent database calls.
+   */
+  public static JdbcLockSettings of(DataSource dataSource) {
+    return new JdbcLockSettings(
+        Objects.requireNonNull(dataSource, "dataSource"),
+        null,
+        null,
+        null,
+        JdbcLockMode.LEASE_ROW,
+        DEFAULT_TABLE,
+        false,
+        Duration.ofSeconds(5),
+        Duration.ofSeconds(5),
+        4);
+  }
+
+  /**
+   * Settings for a JDBC URL ({@code jdbc:postgresql:}, {@code jdbc:mariadb:}, {@code jdbc:mysql:}
+   * or {@code jdbc:h2:}); the backend pools its own connections. Other defaults as {@link
+   * #of(DataSource)}.
+   *
+   * @throws IllegalArgumentException if the URL does not start with {@code jdbc:}
+   */
+  public static JdbcLockSettings of(String url) {
+    Objects.requireNonNull(url, "url");
+    if (!url.startsWith("jdbc:")) {
+      throw new IllegalArgumentException(
+          "url must be a JDBC URL starting with jdbc:, but was '" + redact(url) + "'");
+    }
+    return new JdbcLockSettings(
+        null,
+        url,
+        null,
+        null,
+        JdbcLockMode.LEASE_ROW,
+        DEFAULT_TABLE,
+        false,
+        Duration.ofSeconds(5),
+        Duration.ofSeconds(5),
+        4);
+  }
+
+  /**
+   * The same settings with these credentials for the JDBC URL; they replace any in the URL.
+   *
+   * @throws IllegalStateException if these settings use a data source (it has its own)
+   */
+  public JdbcLockSettings withCredentials(String username, char[] password) {
+    Objects.requireNonNull(username, "username");
+    Objects.requireNonNull(password, "password");
+    if (url == null) {
+      throw new IllegalStateException(
+          "credentials apply only to settings made from a JDBC URL; a DataSource has its own");
+    }
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password.clone(),
+        mode,
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  /** The same settings with this mode. */
+  public JdbcLockSettings withMode(JdbcLockMode mode) {
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password,
+        Objects.requireNonNull(mode, "mode"),
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  /**
+   * The same settings with this table name. It is the only identifier put into SQL text, so it is
+   * checked here: an unquoted SQL identifier. The fencing sequence is named {@code <table>_fence}.
+   *
+   * @param table 1 to {@value #MAX_TABLE_LENGTH} characters: a letter or underscore, then letters,
+   *     digits or underscores
+   */
+  public JdbcLockSettings withTable(String table) {
+    Objects.requireNonNull(table, "table");
+    if (table.isEmpty()
+        || table.length() > MAX_TABLE_LENGTH
+        || !IDENTIFIER.matcher(table).matches()) {
+      throw new IllegalArgumentException(
+          "table must have 1 to "
+              + MAX_TABLE_LENGTH
+              + " characters: a letter or underscore, then letters, digits or underscores, but"
+              + " was '"
+              + table
+              + "'");
+    }
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password,
+        mode,
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  /**
+   * The same settings, creating the table and sequence at start if they are missing (with the DDL
+   * shipped in {@code io/dlock/jdbc/schema/}). Off by default: production schemas are usually
+   * managed by migrations, and the database user of an application may not have DDL rights.
+   */
+  public JdbcLockSettings withCreateSchema(boolean createSchema) {
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password,
+        mode,
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  /**
+   * The same settings with this statement timeout: the database cancels a statement that runs
+   * longer ({@code Statement.setQueryTimeout}, whole seconds, rounded up). A backstop: the client's
+   * operation timeout bounds every call anyway.
+   *
+   * @param statementTimeout from 1 s to 5 minutes
+   */
+  public JdbcLockSettings withStatementTimeout(Duration statementTimeout) {
+    requireBetween(
+        "statementTimeout", statementTimeout, Duration.ofSeconds(1), Duration.ofMinutes(5));
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password,
+        mode,
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  /**
+   * The same settings with this connect timeout: the longest the backend waits for a connection
+   * from its own pool, and for the driver to connect and log in. Only used with a JDBC URL.
+   *
+   * @param connectTimeout from 250 ms to 5 minutes
+   */
+  public JdbcLockSettings withConnectTimeout(Duration connectTimeout) {
+    requireBetween("connectTimeout", connectTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password,
+        mode,
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  /**
+   * The same settings with at most this many database calls at once per client (threads of the
+   * backend's executor; with a JDBC URL also its pool size, plus one connection for PostgreSQL's
+   * release signals).
+   *
+   * @param maxConcurrentCalls from 1 to 64
+   */
+  public JdbcLockSettings withMaxConcurrentCalls(int maxConcurrentCalls) {
+    if (maxConcurrentCalls < 1 || maxConcurrentCalls > 64) {
+      throw new IllegalArgumentException(
+          "maxConcurrentCalls must be from 1 to 64, but was " + maxConcurrentCalls);
+    }
+    return new JdbcLockSettings(
+        dataSource,
+        url,
+        username,
+        password,
+        mode,
+        table,
+        createSchema,
+        statementTimeout,
+        connectTimeout,
+        maxConcurrentCalls);
+  }
+
+  private static void requireBetween(String parameter, Duration value, Duration min, Duration max) {
+    Objects.requireNonNull(value, parameter);
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(
+          parameter + " must be from " + min + " to " + max + ", but was " + value);
+    }
+  }
+
+  @Nullable DataSource dataSource() {
+    return dataSource;
+  }
+
+  @Nullable String url() {
+    return url;
+  }
+
+  @Nullable String username() {
+    return username;
+  }
+
+  char @Nullable [] password() {
+    return password == null ? null : password.clone();
+  }
+
+  public JdbcLockMode mode() {
+    return mode;
+  }
+
+  public String table() {
+    return table;
+  }
+
+  public boolean createSchema() {
+    return createSchema;
+  }
+
+  public Duration statementTimeout() {
+    return statementTimeout;
+  }
+
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  public int maxConcurrentCalls() {
+    return maxConcurrentCalls;
+  }
+
+  /** Where the locks are, without any password: for messages and logs. */
+  public String describeTarget() {
+    return url != null ? redact(url) : "DataSource " + dataSource.getClass().getName();
+  }
+
+  static String redact(String url) {
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***")
+        .replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcLockSettings["
+        + describeTarget()
+        + ", mode="
+        + mode
+        + ", table="
+        + table
+        + ", createSchema="
+        + createSchema
+        + "]";
+  }
+}

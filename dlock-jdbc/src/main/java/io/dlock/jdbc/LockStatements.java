@@ -1,0 +1,280 @@
+package io.dlock.jdbc;
+
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.ReleaseResult;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The SQL of one dialect for lease rows. Every statement is parameterized; the table name, checked
+ * by {@link JdbcLockSettings#withTable(String)}, is the only identifier put into the text. Expiry
+ * is always computed by the database's clock ({@link #nowMillis()}), never the client's.
+ *
+ * <p>A subclass per dialect gives the clock expression and the statements that differ; the shared
+ * release and renewal statements below work on every dialect.
+ */
+abstract class LockStatements {
+  /** A row is held while {@code expires_at > now}; it is free once its lease ran out. */
+  protected final String table;
+
+  protected final int queryTimeoutSeconds;
+
+  private final String releaseLast;
+  private final String releaseOne;
+  private final String renewOne;
+  private final String delete;
+  private final String purge;
+  private final String probeRead;
+  private final String probeWrite;
+
+  LockStatements(String table, Duration statementTimeout) {
+    this.table = table;
+    this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
+    String now = nowMillis();
+    this.releaseLast =
+        "DELETE FROM "
+            + table
+            + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > "
+            + now;
+    this.releaseOne =
+        "UPDATE "
+            + table
+            + " SET holds = holds - 1 WHERE name = ? AND owner = ? AND holds > 1 AND expires_at > "
+            + now;
+    // A lock held more than once (an owner id, maybe from several clients) is never shortened.
+    this.renewOne =
+        "UPDATE "
+            + table
+            + " SET expires_at = CASE WHEN holds > 1 AND expires_at > "
+            + now
+            + " + ? THEN expires_at ELSE "
+            + now
+            + " + ? END WHERE name = ? AND owner = ? AND expires_at > "
+            + now;
+    this.delete = "DELETE FROM " + table + " WHERE name = ?";
+    this.purge = "DELETE FROM " + table + " WHERE expires_at < " + now + " - ?";
+    this.probeRead = "SELECT name, owner, holds, token, expires_at FROM " + table + " WHERE 1 = 0";
+    this.probeWrite = "UPDATE " + table + " SET holds = holds WHERE 1 = 0";
+  }
+
+  /** The dialect's name for logs and errors. */
+  abstract String dialect();
+
+  /** The SQL expression of the database clock in milliseconds since the epoch, as a BIGINT. */
+  abstract String nowMillis();
+
+  /** The versioned DDL resource of this dialect. */
+  abstract String schemaResource();
+
+  /** A statement that reads one value from the fencing sequence, to check the privilege on it. */
+  abstract String probeSequence();
+
+  /**
+   * One atomic attempt: insert the row, take over an expired one (new fencing token), or re-enter
+   * one's own (same token, expiry never shortened; the hold count grows only for owner ids, which
+   * the core prefixes with {@code o:}: a per-grant {@code t:} token asking again is a repeat and
+   * adds no hold); otherwise report the holder's remaining lease.
+   */
+  abstract AcquireResult acquire(Connection c, String name, String owner, long leaseMillis)
+      throws SQLException;
+
+  /**
+   * Deletes the owner's row when this was its last hold, else lowers the hold count. The common
+   * case (one hold) is one statement. The loop covers a hold count changed by a concurrent release
+   * of the same owner between the two statements.
+   */
+  ReleaseResult release(Connection c, String name, String owner) throws SQLException {
+    for (int round = 0; round < 3; round++) {
+      if (update(c, releaseLast, name, owner) == 1) {
+        return ReleaseResult.RELEASED;
+      }
+      if (update(c, releaseOne, name, owner) == 1) {
+        return ReleaseResult.STILL_HELD;
+      }
+      if (!ownsValid(c, name, owner)) {
+        return ReleaseResult.NOT_HELD;
+      }
+    }
+    return ReleaseResult.NOT_HELD;
+  }
+
+  boolean ownsValid(Connection c, String name, String owner) throws SQLException {
+    try (PreparedStatement ps =
+        prepare(
+            c,
+            "SELECT 1 FROM "
+                + table
+                + " WHERE name = ? AND owner = ? AND expires_at > "
+                + nowMillis())) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /**
+   * Extends every lease of the batch that its owner still holds, in one JDBC batch (one round trip
+   * with drivers that pipeline batches).
+   *
+   * @return the positions of the leases that are gone
+   */
+  Set<Integer> renew(Connection c, List<HeldLease> leases) throws SQLException {
+    Set<Integer> gone = new HashSet<>();
+    try (PreparedStatement ps = prepare(c, renewOne)) {
+      for (HeldLease lease : leases) {
+        ps.setLong(1, lease.lease().toMillis());
+        ps.setLong(2, lease.lease().toMillis());
+        ps.setString(3, lease.lockName());
+        ps.setString(4, lease.owner());
+        ps.addBatch();
+      }
+      int[] counts = ps.executeBatch();
+      for (int i = 0; i < counts.length; i++) {
+        if (counts[i] == Statement.SUCCESS_NO_INFO) {
+          // The driver did not say: ask, so that a lost lease is never reported as renewed.
+          if (!ownsValid(c, leases.get(i).lockName(), leases.get(i).owner())) {
+            gone.add(i);
+          }
+        } else if (counts[i] < 1) {
+          gone.add(i);
+        }
+      }
+    }
+    return gone;
+  }
+
+  /** Deletes the row of {@code name} whoever holds it; for operators and tests. */
+  int delete(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = prepare(c, delete)) {
+      ps.setString(1, name);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Deletes rows whose lease ran out more than {@code olderThanMillis} ago, by the db clock. */
+  int purgeExpired(Connection c, long olderThanMillis) throws SQLException {
+    try (PreparedStatement ps = prepare(c, purge)) {
+      ps.setLong(1, olderThanMillis);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Reads, writes (no rows) and draws from the sequence, to report a bad setup at start. */
+  void probe(Connection c) throws SQLException, SchemaProblem {
+    probeStep(c, probeRead, "read", "SELECT");
+    probeStep(c, probeWrite, "update", "SELECT, INSERT, UPDATE, DELETE");
+    probeStep(c, probeSequence(), "use the sequence " + table + "_fence of", "USAGE (or SELECT)");
+  }
+
+  private void probeStep(Connection c, String sql, String what, String privilege)
+      throws SchemaProblem {
+    try (Statement st = c.createStatement()) {
+      st.setQueryTimeout(queryTimeoutSeconds);
+      st.execute(sql);
+    } catch (SQLException e) {
+      String state = e.getSQLState() == null ? "" : e.getSQLState();
+      String message = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
+      if (state.equals("42501")
+          || state.equals("42000") && message.contains("denied")
+          || message.contains("permission denied")
+          || message.contains("not enough rights")) {
+        throw new SchemaProblem(
+            "the database user may not "
+                + what
+                + " the lock table '"
+                + table
+                + "': grant it "
+                + privilege
+                + " (see docs/jdbc.md), ["
+                + e.getMessage()
+                + "]",
+            e);
+      }
+      if (state.equals("42P01")
+          || state.equals("42S02")
+          || state.equals("42102")
+          || state.equals("90036")
+          || message.contains("doesn't exist")
+          || message.contains("does not exist")
+          || message.contains("not found")) {
+        throw new SchemaProblem(
+            "the lock table '"
+                + table
+                + "' or its sequence '"
+                + table
+                + "_fence' is missing: create them with the DDL in "
+                + schemaResource()
+                + " (printed in docs/jdbc.md), or let dlock create them with"
+                + " JdbcLockSettings.withCreateSchema(true) ["
+                + e.getMessage()
+                + "]",
+            e);
+      }
+      throw new SchemaProblem(
+          "cannot " + what + " the lock table '" + table + "': " + e.getMessage(), e);
+    }
+  }
+
+  /** A bad setup found at start: says which, and how to fix it. */
+  static final class SchemaProblem extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    SchemaProblem(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  protected PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    ps.setQueryTimeout(queryTimeoutSeconds);
+    return ps;
+  }
+
+  private int update(Connection c, String sql, String name, String owner) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql)) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** The dialect of the database behind {@code c}, from its metadata. */
+  static LockStatements detect(Connection c, String table, Duration statementTimeout)
+      throws SQLException {
+    DatabaseMetaData meta = c.getMetaData();
+    String product = meta.getDatabaseProductName();
+    String lower = product == null ? "" : product.toLowerCase(Locale.ROOT);
+    if (lower.contains("postgresql")) {
+      return new PostgresStatements(table, statementTimeout);
+    }
+    if (lower.contains("mariadb")
+        || lower.contains("mysql") && meta.getDatabaseProductVersion().contains("MariaDB")) {
+      return new MariaDbStatements(table, statementTimeout);
+    }
+    if (lower.equals("h2")) {
+      return new H2Statements(table, statementTimeout);
+    }
+    throw new IllegalArgumentException(
+        "dataSource must lead to PostgreSQL, MariaDB or H2, but the database is '"
+            + product
+            + " "
+            + meta.getDatabaseProductVersion()
+            + "'"
+            + (lower.contains("mysql")
+                ? " (MySQL lacks the sequences and INSERT ... RETURNING that one-statement"
+                    + " acquisition needs; see docs/jdbc.md)"
+                : ""));
+  }
+}

@@ -1,0 +1,161 @@
+package io.dlock.jdbc;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.ReleaseListener;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * PostgreSQL release signals: one connection per client, taken from the data source when the first
+ * waiter watches and kept, runs {@code LISTEN} on the table's channel; every release sends {@code
+ * NOTIFY} with the lock name in the same statement, so waiters wake on commit instead of polling.
+ *
+ * <p>If the listening connection breaks, every watcher is woken (a release may have been missed
+ * meanwhile, so each waiter tries again) and the connection is re-opened after a short pause.
+ */
+final class PostgresReleaseSignals implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(PostgresReleaseSignals.class);
+  private static final int POLL_MILLIS = 250;
+  private static final long RECONNECT_PAUSE_MILLIS = 500;
+
+  private final DataSource dataSource;
+  private final String channel;
+  private final Function<String, @Nullable ReleaseListener> listeners;
+  private final Runnable wakeAll;
+  private final String threadName;
+  private final AtomicReference<CompletableFuture<Void>> ready =
+      new AtomicReference<>(new CompletableFuture<>());
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition closing = lock.newCondition();
+  private volatile boolean closed;
+  private @Nullable Thread thread;
+
+  PostgresReleaseSignals(
+      DataSource dataSource,
+      String channel,
+      Function<String, @Nullable ReleaseListener> listeners,
+      Runnable wakeAll,
+      String threadName) {
+    this.dataSource = dataSource;
+    this.channel = channel;
+    this.listeners = listeners;
+    this.wakeAll = wakeAll;
+    this.threadName = threadName;
+  }
+
+  /** Completes once {@code LISTEN} is in place, so that no later release can be missed. */
+  CompletableFuture<Void> ready() {
+    lock.lock();
+    try {
+      if (closed) {
+        return CompletableFuture.failedFuture(
+            new BackendUnavailableException("the JDBC lock backend is closed"));
+      }
+      if (thread == null) {
+        Thread t = new Thread(this::run, threadName);
+        t.setDaemon(true);
+        thread = t;
+        t.start();
+      }
+    } finally {
+      lock.unlock();
+    }
+    return ready.get();
+  }
+
+  private void run() {
+    boolean listenedBefore = false;
+    while (!closed) {
+      try (Connection c = dataSource.getConnection()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true); // LISTEN takes effect at commit
+        }
+        PGConnection pg = c.unwrap(PGConnection.class);
+        try (Statement st = c.createStatement()) {
+          st.execute("LISTEN \"" + channel + "\"");
+        }
+        if (listenedBefore) {
+          wakeAll.run(); // releases during the gap were not heard: let every waiter try again
+        }
+        listenedBefore = true;
+        ready.get().complete(null);
+        while (!closed) {
+          PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
+          if (notifications == null) {
+            continue;
+          }
+          for (PGNotification n : notifications) {
+            ReleaseListener listener = listeners.apply(n.getParameter());
+            if (listener != null) {
+              listener.released(null);
+            }
+          }
+        }
+      } catch (SQLException | RuntimeException e) {
+        if (closed) {
+          return;
+        }
+        log.warn("PostgreSQL release signals interrupted, reconnecting: {}", e.toString());
+        CompletableFuture<Void> current = ready.get();
+        if (current.isDone() && !current.isCompletedExceptionally()) {
+          ready.compareAndSet(current, new CompletableFuture<>());
+        } else {
+          ready.compareAndSet(current, new CompletableFuture<>());
+          current.completeExceptionally(
+              new BackendUnavailableException(
+                  "cannot listen for releases on PostgreSQL: " + e.getMessage(), e));
+        }
+        wakeAll.run();
+        pause();
+      }
+    }
+  }
+
+  private void pause() {
+    lock.lock();
+    try {
+      if (!closed) {
+        closing.await(RECONNECT_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      closed = true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void close() {
+    Thread t;
+    lock.lock();
+    try {
+      closed = true;
+      closing.signalAll();
+      t = thread;
+    } finally {
+      lock.unlock();
+    }
+    ready.get().completeExceptionally(new BackendUnavailableException("backend closed"));
+    if (t != null) {
+      try {
+        t.join(POLL_MILLIS * 4L);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

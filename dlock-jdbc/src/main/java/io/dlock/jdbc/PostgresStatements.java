@@ -1,0 +1,196 @@
+package io.dlock.jdbc;
+
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.ReleaseResult;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * PostgreSQL: every primitive is one statement, so one round trip. Acquisition is {@code INSERT ...
+ * ON CONFLICT DO UPDATE ... WHERE} with the holder's remaining lease read in the same statement;
+ * release deletes or decrements and sends {@code NOTIFY} in the same statement (delivered at
+ * commit); renewal updates a whole batch through {@code unnest} of arrays.
+ */
+final class PostgresStatements extends LockStatements {
+  private static final String NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
+
+  private final String acquire;
+  private final String release;
+  private final String renew;
+  private final String channel;
+
+  PostgresStatements(String table, Duration statementTimeout) {
+    super(table, statementTimeout);
+    this.channel = "dlock_" + table;
+    this.acquire =
+        """
+        WITH n AS (SELECT %2$s AS now_ms),
+        up AS (
+          INSERT INTO %1$s AS l (name, owner, holds, token, expires_at)
+          SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ? FROM n
+          ON CONFLICT (name) DO UPDATE SET
+            holds = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
+                         THEN l.holds + CASE WHEN left(l.owner, 2) = 'o:' THEN 1 ELSE 0 END
+                         ELSE 1 END,
+            token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
+                         THEN l.token ELSE EXCLUDED.token END,
+            owner = EXCLUDED.owner,
+            expires_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
+                              THEN GREATEST(l.expires_at, EXCLUDED.expires_at)
+                              ELSE EXCLUDED.expires_at END
+          WHERE l.expires_at <= (SELECT now_ms FROM n) OR l.owner = EXCLUDED.owner
+          RETURNING l.token, l.holds)
+        SELECT TRUE, token, holds, 0 FROM up
+        UNION ALL
+        SELECT FALSE, token, holds, expires_at - (SELECT now_ms FROM n) FROM %1$s
+         WHERE name = ? AND NOT EXISTS (SELECT 1 FROM up)
+        """
+            .formatted(table, NOW);
+    this.release =
+        """
+        WITH n AS (SELECT %2$s AS now_ms),
+        d AS (DELETE FROM %1$s WHERE name = ? AND owner = ? AND holds = 1
+               AND expires_at > (SELECT now_ms FROM n) RETURNING 0 AS holds),
+        u AS (UPDATE %1$s SET holds = holds - 1 WHERE name = ? AND owner = ? AND holds > 1
+               AND expires_at > (SELECT now_ms FROM n) RETURNING holds),
+        s AS (SELECT pg_notify(?, ?) FROM d)
+        SELECT holds, (SELECT count(*) FROM s) FROM d
+        UNION ALL
+        SELECT holds, 0 FROM u
+        """
+            .formatted(table, NOW);
+    this.renew =
+        """
+        WITH n AS (SELECT %2$s AS now_ms)
+        UPDATE %1$s AS l SET expires_at = CASE
+                 WHEN l.holds > 1 THEN GREATEST(l.expires_at, (SELECT now_ms FROM n) + v.lease)
+                 ELSE (SELECT now_ms FROM n) + v.lease END
+          FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS v(name, owner, lease)
+         WHERE l.name = v.name AND l.owner = v.owner AND l.expires_at > (SELECT now_ms FROM n)
+        RETURNING l.name, l.owner
+        """
+            .formatted(table, NOW);
+  }
+
+  @Override
+  String dialect() {
+    return "PostgreSQL";
+  }
+
+  @Override
+  String nowMillis() {
+    return NOW;
+  }
+
+  @Override
+  String schemaResource() {
+    return "io/dlock/jdbc/schema/postgresql-v1.sql";
+  }
+
+  @Override
+  String probeSequence() {
+    // Draws one value, as acquisition does, so the same privilege is checked (a gap is harmless).
+    return "SELECT nextval('" + table + "_fence')";
+  }
+
+  /** The NOTIFY channel of this table's releases; the payload is the lock name. */
+  String channel() {
+    return channel;
+  }
+
+  @Override
+  AcquireResult acquire(Connection c, String name, String owner, long leaseMillis)
+      throws SQLException {
+    try (PreparedStatement ps = prepare(c, acquire)) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      ps.setLong(3, leaseMillis);
+      ps.setString(4, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          // The holder's row was deleted between the two halves: free now, try again at once.
+          return new AcquireResult.Held(Duration.ZERO);
+        }
+        if (rs.getBoolean(1)) {
+          return new AcquireResult.Granted(rs.getLong(2), rs.getInt(3));
+        }
+        return new AcquireResult.Held(Duration.ofMillis(Math.max(0, rs.getLong(4))));
+      }
+    }
+  }
+
+  @Override
+  ReleaseResult release(Connection c, String name, String owner) throws SQLException {
+    // Two releases of one owner id at once: the DELETE and UPDATE of the statement see one
+    // snapshot, so the loser can match neither row version. Try again while the row is still ours.
+    for (int round = 0; round < 3; round++) {
+      ReleaseResult result = releaseOnce(c, name, owner);
+      if (result != ReleaseResult.NOT_HELD || !ownsValid(c, name, owner)) {
+        return result;
+      }
+    }
+    return ReleaseResult.NOT_HELD;
+  }
+
+  private ReleaseResult releaseOnce(Connection c, String name, String owner) throws SQLException {
+    try (PreparedStatement ps = prepare(c, release)) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      ps.setString(3, name);
+      ps.setString(4, owner);
+      ps.setString(5, channel);
+      ps.setString(6, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return ReleaseResult.NOT_HELD;
+        }
+        return rs.getInt(1) == 0 ? ReleaseResult.RELEASED : ReleaseResult.STILL_HELD;
+      }
+    }
+  }
+
+  @Override
+  Set<Integer> renew(Connection c, List<HeldLease> leases) throws SQLException {
+    String[] names = new String[leases.size()];
+    String[] owners = new String[leases.size()];
+    Long[] millis = new Long[leases.size()];
+    for (int i = 0; i < leases.size(); i++) {
+      names[i] = leases.get(i).lockName();
+      owners[i] = leases.get(i).owner();
+      millis[i] = leases.get(i).lease().toMillis();
+    }
+    Set<String> renewed = new HashSet<>();
+    Array a1 = c.createArrayOf("varchar", names);
+    Array a2 = c.createArrayOf("varchar", owners);
+    Array a3 = c.createArrayOf("bigint", millis);
+    try (PreparedStatement ps = prepare(c, renew)) {
+      ps.setArray(1, a1);
+      ps.setArray(2, a2);
+      ps.setArray(3, a3);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          renewed.add(rs.getString(1) + '\u0000' + rs.getString(2));
+        }
+      }
+    } finally {
+      a1.free();
+      a2.free();
+      a3.free();
+    }
+    Set<Integer> gone = new HashSet<>();
+    for (int i = 0; i < leases.size(); i++) {
+      if (!renewed.contains(names[i] + '\u0000' + owners[i])) {
+        gone.add(i);
+      }
+    }
+    return gone;
+  }
+}

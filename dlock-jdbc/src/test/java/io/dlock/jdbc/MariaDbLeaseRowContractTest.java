@@ -1,0 +1,15 @@
+package io.dlock.jdbc;
+
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+
+/** The contract suite on the MariaDB named by {@code DLOCK_TEST_MYSQL_URL}, lease rows. */
+@EnabledIfEnvironmentVariable(
+    named = TestDatabases.MYSQL_URL_VARIABLE,
+    matches = ".+",
+    disabledReason = "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against")
+class MariaDbLeaseRowContractTest extends JdbcLockContractTest {
+  @Override
+  protected String url() {
+    return TestDatabases.externalMariaDb().orElseThrow();
+  }
+}

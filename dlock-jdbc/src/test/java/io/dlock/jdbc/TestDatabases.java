@@ -1,0 +1,52 @@
+package io.dlock.jdbc;
+
+import java.util.Optional;
+
+/**
+ * The databases the tests run on: H2 in process; PostgreSQL from {@code DLOCK_TEST_POSTGRES_URL} or
+ * else an embedded server; MariaDB from {@code DLOCK_TEST_MYSQL_URL}, or none.
+ */
+final class TestDatabases {
+  static final String POSTGRES_URL_VARIABLE = "DLOCK_TEST_POSTGRES_URL";
+  static final String MYSQL_URL_VARIABLE = "DLOCK_TEST_MYSQL_URL";
+
+  /** The table every test uses; names are unique per test, so tests never share a lock. */
+  static final String TABLE = "dlock_test_locks";
+
+  static final String H2_URL = "jdbc:h2:mem:dlock-tests;DB_CLOSE_DELAY=-1";
+
+  private TestDatabases() {}
+
+  static Optional<String> externalPostgres() {
+    return nonEmpty(System.getenv(POSTGRES_URL_VARIABLE));
+  }
+
+  static Optional<String> externalMariaDb() {
+    return nonEmpty(System.getenv(MYSQL_URL_VARIABLE));
+  }
+
+  /** The external PostgreSQL if configured, else the embedded one (started on first use). */
+  static String postgres() {
+    return externalPostgres().orElseGet(() -> EmbeddedPostgres.shared().url());
+  }
+
+  /** A URL of the same dialect on a loopback port where nothing listens. */
+  static String unreachable(String url) {
+    int port = EmbeddedPostgres.freePort();
+    if (url.startsWith("jdbc:postgresql:")) {
+      return "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
+    }
+    if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+      return "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
+    }
+    return "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:nowhere";
+  }
+
+  static JdbcLockSettings settings(String url) {
+    return JdbcLockSettings.of(url).withTable(TABLE).withCreateSchema(true);
+  }
+
+  private static Optional<String> nonEmpty(String value) {
+    return value == null || value.isBlank() ? Optional.empty() : Optional.of(value);
+  }
+}

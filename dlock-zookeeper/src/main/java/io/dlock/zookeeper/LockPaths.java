@@ -1,0 +1,141 @@
+package io.dlock.zookeeper;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The znode layout: {@code <root>/<encoded lock name>/<protection>-lock-<owner key>-<sequence>}.
+ *
+ * <p>The lock name is percent-encoded into one path segment, so that any valid lock name (slashes,
+ * dots, spaces, any Unicode) maps to exactly one parent. The owner key is a hash of the owner
+ * token, so that the node of an owner can be found among the children by its name alone (needed
+ * after a create whose answer was lost, and for an owner id shared by several clients) without
+ * putting the token itself, which may be a secret, into a name every client can list.
+ */
+final class LockPaths {
+  static final String NODE_MARKER = "lock-";
+  private static final int SEQUENCE_DIGITS = 10;
+  private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
+
+  private final String root;
+
+  LockPaths(String root) {
+    this.root = root;
+  }
+
+  String root() {
+    return root;
+  }
+
+  /** The parent node of {@code lockName}'s queue. */
+  String lockPath(String lockName) {
+    return root + "/" + encode(lockName);
+  }
+
+  /**
+   * The path prefix a new queue node of {@code ownerKey} is created with (ZooKeeper appends the
+   * sequence).
+   */
+  String nodePrefix(String lockName, String ownerKey) {
+    return lockPath(lockName) + "/" + NODE_MARKER + ownerKey + "-";
+  }
+
+  static String encode(String lockName) {
+    byte[] bytes = lockName.getBytes(StandardCharsets.UTF_8);
+    StringBuilder out = new StringBuilder(bytes.length);
+    for (byte b : bytes) {
+      int c = b & 0xff;
+      boolean plain =
+          (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9')
+              || c == '-'
+              || c == '_'
+              || c == ':';
+      if (plain) {
+        out.append((char) c);
+      } else {
+        out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)));
+        out.append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+      }
+    }
+    return out.toString();
+  }
+
+  /** 128 bits of SHA-256 of the owner token, URL-safe base64: 22 characters. */
+  static String ownerKey(String owner) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(owner.getBytes(StandardCharsets.UTF_8));
+      byte[] key = new byte[16];
+      System.arraycopy(digest, 0, key, 0, key.length);
+      return BASE64.encodeToString(key);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+    }
+  }
+
+  /** The owner key in a queue node's name, or null if the name is not a queue node's. */
+  static @Nullable String ownerKeyOf(String nodeName) {
+    int marker = nodeName.lastIndexOf(NODE_MARKER);
+    int end = nodeName.length() - SEQUENCE_DIGITS - 1;
+    if (marker < 0 || end <= marker + NODE_MARKER.length() || nodeName.charAt(end) != '-') {
+      return null;
+    }
+    return nodeName.substring(marker + NODE_MARKER.length(), end);
+  }
+
+  /** Queue nodes among {@code children}, in queue order (by ZooKeeper's sequence suffix). */
+  static List<String> queueOrder(List<String> children) {
+    List<String> nodes = new ArrayList<>(children.size());
+    for (String child : children) {
+      if (isQueueNode(child)) {
+        nodes.add(child);
+      }
+    }
+    nodes.sort(Comparator.comparing(LockPaths::sequence));
+    return nodes;
+  }
+
+  private static boolean isQueueNode(String name) {
+    if (name.length() <= SEQUENCE_DIGITS || !name.contains(NODE_MARKER)) {
+      return false;
+    }
+    for (int i = name.length() - SEQUENCE_DIGITS; i < name.length(); i++) {
+      if (!Character.isDigit(name.charAt(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String sequence(String name) {
+    return name.substring(name.length() - SEQUENCE_DIGITS);
+  }
+
+  /**
+   * The node's data: the hold count on the server. The owner is known by the owner key in the name
+   * (a 128-bit hash), so the token itself is stored nowhere other clients could read it.
+   */
+  static byte[] data(int holdCount) {
+    return Integer.toString(holdCount).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The hold count in a node's data; 1 if the data cannot be read as one. */
+  static int holdCount(byte @Nullable [] data) {
+    if (data == null || data.length == 0) {
+      return 1;
+    }
+    try {
+      return Math.max(1, Integer.parseInt(new String(data, StandardCharsets.UTF_8).trim()));
+    } catch (NumberFormatException e) {
+      return 1;
+    }
+  }
+}

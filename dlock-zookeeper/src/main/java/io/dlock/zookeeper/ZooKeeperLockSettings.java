@@ -1,0 +1,316 @@
+package io.dlock.zookeeper;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Properties;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How to reach a ZooKeeper ensemble and where to keep the locks. An immutable value; every {@code
+ * with...} method validates its argument and returns a new value.
+ *
+ * <p>Credentials are never part of the connect string. Give them with {@link #withDigestAcl} (for
+ * example from a secret store) or in a properties file read by {@link #fromProperties}; SASL
+ * (Kerberos) is configured outside the code, by the JAAS file the ZooKeeper client reads ({@code
+ * java.security.auth.login.config}), and {@link #withSaslAcl()} only makes the lock nodes private
+ * to the authenticated principal.
+ */
+public final class ZooKeeperLockSettings {
+
+  /** The default root path under which every lock's queue lives. */
+  public static final String DEFAULT_ROOT_PATH = "/dlock";
+
+  /** Who may touch the lock nodes. */
+  public enum AclMode {
+    /** Anyone who can reach the ensemble ({@code world:anyone}); the ZooKeeper default. */
+    OPEN,
+    /** Only clients authenticated with the same digest user and password. */
+    DIGEST,
+    /** Only the SASL principal the client authenticated as (configured through JAAS). */
+    SASL
+  }
+
+  private final String connectString;
+  private final String rootPath;
+  private final Duration sessionTimeout;
+  private final Duration connectionTimeout;
+  private final AclMode aclMode;
+  private final @Nullable String digestUser;
+  private final char @Nullable [] digestPassword;
+
+  private ZooKeeperLockSettings(
+      String connectString,
+      String rootPath,
+      Duration sessionTimeout,
+      Duration connectionTimeout,
+      AclMode aclMode,
+      @Nullable String digestUser,
+      char @Nullable [] digestPassword) {
+    this.connectString = connectString;
+    this.rootPath = rootPath;
+    this.sessionTimeout = sessionTimeout;
+    this.connectionTimeout = connectionTimeout;
+    this.aclMode = aclMode;
+    this.digestUser = digestUser;
+    this.digestPassword = digestPassword;
+  }
+
+  /**
+   * Settings for the ensemble at {@code connectString} ({@code host:port[,host:port...]}, an
+   * optional chroot suffix allowed), with root {@value #DEFAULT_ROOT_PATH}, a 30 s session timeout,
+   * a 5 s connection timeout and open ACLs.
+   *
+   * @throws IllegalArgumentException if the connect string is empty or holds whitespace
+   */
+  public static ZooKeeperLockSettings of(String connectString) {
+    Objects.requireNonNull(connectString, "connectString");
+    if (connectString.isBlank() || connectString.matches(".*\\s.*")) {
+      throw new IllegalArgumentException(
+          "connectString must be host:port[,host:port...] without whitespace, but was '"
+              + connectString
+              + "'");
+    }
+    return new ZooKeeperLockSettings(
+        connectString,
+        DEFAULT_ROOT_PATH,
+        Duration.ofSeconds(30),
+        Duration.ofSeconds(5),
+        AclMode.OPEN,
+        null,
+        null);
+  }
+
+  /**
+   * Reads settings from properties, so that credentials live in configuration, not in code. Keys,
+   * after {@code prefix}: {@code connectString} (required), {@code rootPath}, {@code
+   * sessionTimeout} and {@code connectionTimeout} (ISO-8601 such as {@code PT10S}, or
+   * milliseconds), {@code acl} ({@code open}, {@code digest} or {@code sasl}), {@code digest.user}
+   * and {@code digest.password}.
+   *
+   * @throws IllegalArgumentException naming the key if a value is missing or invalid
+   */
+  public static ZooKeeperLockSettings fromProperties(Properties properties, String prefix) {
+    Objects.requireNonNull(properties, "properties");
+    Objects.requireNonNull(prefix, "prefix");
+    String connect = properties.getProperty(prefix + "connectString");
+    if (connect == null) {
+      throw new IllegalArgumentException(prefix + "connectString is required");
+    }
+    ZooKeeperLockSettings settings = of(connect);
+    String root = properties.getProperty(prefix + "rootPath");
+    if (root != null) {
+      settings = settings.withRootPath(root);
+    }
+    String session = properties.getProperty(prefix + "sessionTimeout");
+    if (session != null) {
+      settings = settings.withSessionTimeout(duration(prefix + "sessionTimeout", session));
+    }
+    String connection = properties.getProperty(prefix + "connectionTimeout");
+    if (connection != null) {
+      settings = settings.withConnectionTimeout(duration(prefix + "connectionTimeout", connection));
+    }
+    String acl = properties.getProperty(prefix + "acl", "open").trim().toLowerCase(Locale.ROOT);
+    switch (acl) {
+      case "open":
+        return settings;
+      case "sasl":
+        return settings.withSaslAcl();
+      case "digest":
+        String user = properties.getProperty(prefix + "digest.user");
+        String password = properties.getProperty(prefix + "digest.password");
+        if (user == null || password == null) {
+          throw new IllegalArgumentException(
+              prefix
+                  + "acl=digest needs "
+                  + prefix
+                  + "digest.user and "
+                  + prefix
+                  + "digest.password");
+        }
+        return settings.withDigestAcl(user, password.toCharArray());
+      default:
+        throw new IllegalArgumentException(
+            prefix + "acl must be open, digest or sasl, but was '" + acl + "'");
+    }
+  }
+
+  private static Duration duration(String key, String value) {
+    try {
+      if (value.trim().matches("\\d+")) {
+        return Duration.ofMillis(Long.parseLong(value.trim()));
+      }
+      return Duration.parse(value.trim());
+    } catch (DateTimeParseException | NumberFormatException e) {
+      throw new IllegalArgumentException(
+          key + " must be an ISO-8601 duration or milliseconds, but was '" + value + "'", e);
+    }
+  }
+
+  /**
+   * The same settings with this root path: every lock's queue node is a child of it.
+   *
+   * @param rootPath an absolute ZooKeeper path of 2 to 256 characters, without a trailing slash,
+   *     empty segments, "." or ".." segments
+   */
+  public ZooKeeperLockSettings withRootPath(String rootPath) {
+    return new ZooKeeperLockSettings(
+        connectString,
+        requireValidRootPath(rootPath),
+        sessionTimeout,
+        connectionTimeout,
+        aclMode,
+        digestUser,
+        digestPassword);
+  }
+
+  static String requireValidRootPath(String rootPath) {
+    Objects.requireNonNull(rootPath, "rootPath");
+    boolean valid =
+        rootPath.length() >= 2
+            && rootPath.length() <= 256
+            && rootPath.startsWith("/")
+            && !rootPath.endsWith("/")
+            && !rootPath.contains("//")
+            && !rootPath.matches(".*[\\s\\p{Cntrl}].*")
+            && Arrays.stream(rootPath.substring(1).split("/"))
+                .noneMatch(s -> s.equals(".") || s.equals(".."));
+    if (!valid) {
+      throw new IllegalArgumentException(
+          "rootPath must be an absolute path of 2 to 256 characters such as /dlock, without a"
+              + " trailing slash, empty, '.' or '..' segments or whitespace, but was '"
+              + rootPath
+              + "'");
+    }
+    return rootPath;
+  }
+
+  /**
+   * The same settings with this session timeout: how long the ensemble keeps a silent client's
+   * session (and its lock nodes) alive. The server clamps it to its own bounds (by default 2 to 20
+   * ticks).
+   *
+   * @param sessionTimeout from 100 ms to 10 minutes
+   */
+  public ZooKeeperLockSettings withSessionTimeout(Duration sessionTimeout) {
+    check("sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
+    return new ZooKeeperLockSettings(
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        aclMode,
+        digestUser,
+        digestPassword);
+  }
+
+  /**
+   * The same settings with this connection timeout: the longest start-up waits for a first
+   * connection, and the longest one operation waits for a lost connection to come back.
+   *
+   * @param connectionTimeout from 10 ms to 10 minutes
+   */
+  public ZooKeeperLockSettings withConnectionTimeout(Duration connectionTimeout) {
+    check("connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(10));
+    return new ZooKeeperLockSettings(
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        aclMode,
+        digestUser,
+        digestPassword);
+  }
+
+  /**
+   * The same settings with lock nodes readable and writable only by clients authenticated with this
+   * digest user and password (ACL {@code auth} / creator-all). All clients of one deployment must
+   * use the same credentials. The password array is copied.
+   *
+   * @param user 1 to 256 characters, no colon
+   * @param password 1 to 1024 characters
+   */
+  public ZooKeeperLockSettings withDigestAcl(String user, char[] password) {
+    Objects.requireNonNull(user, "user");
+    Objects.requireNonNull(password, "password");
+    if (user.isEmpty() || user.length() > 256 || user.contains(":")) {
+      throw new IllegalArgumentException(
+          "user must have 1 to 256 characters and no colon, but has " + user.length());
+    }
+    if (password.length == 0 || password.length > 1024) {
+      throw new IllegalArgumentException(
+          "password must have 1 to 1024 characters, but has " + password.length);
+    }
+    return new ZooKeeperLockSettings(
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        AclMode.DIGEST,
+        user,
+        password.clone());
+  }
+
+  /**
+   * The same settings with lock nodes private to the SASL principal the client authenticated as.
+   * SASL itself is configured by the JAAS file ({@code Client} section) the ZooKeeper client reads.
+   */
+  public ZooKeeperLockSettings withSaslAcl() {
+    return new ZooKeeperLockSettings(
+        connectString, rootPath, sessionTimeout, connectionTimeout, AclMode.SASL, null, null);
+  }
+
+  private static void check(String name, Duration value, Duration min, Duration max) {
+    Objects.requireNonNull(value, name);
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(
+          name + " must be from " + min + " to " + max + ", but was " + value);
+    }
+  }
+
+  public String connectString() {
+    return connectString;
+  }
+
+  public String rootPath() {
+    return rootPath;
+  }
+
+  public Duration sessionTimeout() {
+    return sessionTimeout;
+  }
+
+  public Duration connectionTimeout() {
+    return connectionTimeout;
+  }
+
+  public AclMode aclMode() {
+    return aclMode;
+  }
+
+  @Nullable String digestUser() {
+    return digestUser;
+  }
+
+  char @Nullable [] digestPassword() {
+    return digestPassword == null ? null : digestPassword.clone();
+  }
+
+  @Override
+  public String toString() {
+    return "ZooKeeperLockSettings{connectString="
+        + connectString
+        + ", rootPath="
+        + rootPath
+        + ", sessionTimeout="
+        + sessionTimeout
+        + ", connectionTimeout="
+        + connectionTimeout
+        + ", acl="
+        + aclMode
+        + (digestUser == null ? "" : ", user=" + digestUser)
+        + "}";
+  }
+}

@@ -1,0 +1,36 @@
+package io.dlock.zookeeper;
+
+import io.dlock.spi.LockBackend;
+import io.dlock.testkit.LockContractTest;
+import io.dlock.testkit.ServerControl;
+import java.time.Duration;
+import java.util.Optional;
+import org.apache.curator.test.InstanceSpec;
+
+/** The contract suite against one ZooKeeper server in the test JVM. */
+class ZooKeeperLockContractTest extends LockContractTest {
+  private static final String ROOT = "/dlock-contract";
+
+  @Override
+  protected LockBackend newBackend() {
+    return ZooKeeperLockBackend.connect(
+        ZooKeeperTestServers.settings(ZooKeeperTestServers.single().getConnectString(), ROOT));
+  }
+
+  @Override
+  protected LockBackend newBackendForUnreachableServer() {
+    return ZooKeeperLockBackend.connect(
+        ZooKeeperLockSettings.of("127.0.0.1:" + InstanceSpec.getRandomPort())
+            .withConnectionTimeout(Duration.ofSeconds(1)));
+  }
+
+  @Override
+  protected void deleteLockOnServer(String name) {
+    ZooKeeperTestServers.deleteLock(ZooKeeperTestServers.single().getConnectString(), ROOT, name);
+  }
+
+  @Override
+  protected Optional<ServerControl> serverControl() {
+    return Optional.of(ZooKeeperTestServers.control(ZooKeeperTestServers.single()));
+  }
+}
