@@ -16,6 +16,9 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
   }
 
   static Duration parse(String value) {
+    if (value.trim().equals("0")) {
+      return Duration.ZERO; // zero needs no unit
+    }
     Matcher m = FORM.matcher(value.trim().toLowerCase(Locale.ROOT));
     if (!m.matches()) {
       throw new CommandLine.TypeConversionException(

@@ -1,0 +1,358 @@
+package io.dlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.dlock.testkit.TestTiming;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Black-box tests of the {@code dlock} command: the packaged jar runs as separate OS processes
+ * against a real backend, exactly as from a shell. Each backend's test extends this class.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+abstract class CliContractIT {
+
+  /** The backend URI the processes use. */
+  protected abstract String backendUri();
+
+  /** Deletes the lock on the server behind its holder's back. */
+  protected abstract void deleteLockOnServer(String name);
+
+  /** The shared runner; created once per backend class (it records a class-data archive). */
+  protected abstract CliProcesses cli();
+
+  @TempDir Path dir;
+  private final List<Process> started = new ArrayList<>();
+  private String prefix = "";
+
+  @BeforeEach
+  void names() {
+    prefix = "cli-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+  }
+
+  @AfterEach
+  void stopProcesses() {
+    started.forEach(Process::destroyForcibly);
+  }
+
+  private static Duration scaled(long millis) {
+    return TestTiming.millis(millis);
+  }
+
+  @Test
+  void fourProcessesRunning50TimesEachNeverLoseAnIncrement() throws Exception {
+    Path counter = dir.resolve("counter");
+    Files.writeString(counter, "0");
+    String name = prefix + "counter";
+    // Read, wait a little, write back plus one: without the lock, increments get lost.
+    String script = "n=$(cat '" + counter + "'); sleep 0.01; echo $((n+1)) > '" + counter + "'";
+    ExecutorService workers = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<List<Integer>>> results = new ArrayList<>();
+      for (int p = 0; p < 4; p++) {
+        results.add(
+            workers.submit(
+                () -> {
+                  List<Integer> exits = new ArrayList<>();
+                  for (int i = 0; i < 50; i++) {
+                    exits.add(
+                        cli()
+                            .run(
+                                scaled(60_000),
+                                "run",
+                                "--backend",
+                                backendUri(),
+                                "--name",
+                                name,
+                                "--wait",
+                                "60s",
+                                "--",
+                                "sh",
+                                "-c",
+                                script)
+                            .exit());
+                  }
+                  return exits;
+                }));
+      }
+      for (Future<List<Integer>> result : results) {
+        assertThat(result.get(10, TimeUnit.MINUTES)).containsOnly(0);
+      }
+    } finally {
+      workers.shutdownNow();
+    }
+    assertThat(Files.readString(counter).trim()).isEqualTo("200");
+  }
+
+  @Test
+  void runPassesTheCommandsStatusAndTheLockToTheCommand() throws Exception {
+    String name = prefix + "env";
+    CliProcesses.Result result =
+        cli()
+            .run(
+                scaled(60_000),
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                name,
+                "--",
+                "sh",
+                "-c",
+                "echo \"$DLOCK_NAME $DLOCK_FENCING_TOKEN\"; exit 7");
+    assertThat(result.exit()).isEqualTo(7);
+    assertThat(result.out().trim()).matches(java.util.regex.Pattern.quote(name) + " [0-9]+");
+    assertThat(
+            cli()
+                .run(
+                    scaled(60_000),
+                    "run",
+                    "--backend",
+                    backendUri(),
+                    "--name",
+                    name,
+                    "--",
+                    "/no/such/command")
+                .exit())
+        .isEqualTo(ExitCodes.COMMAND_NOT_FOUND);
+  }
+
+  @Test
+  void theWaitBoundGivesTheConflictStatus() throws Exception {
+    String name = prefix + "busy";
+    Process holder = holding(name, "30s");
+    CliProcesses.Result refused =
+        cli()
+            .run(
+                scaled(60_000),
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                name,
+                "--wait",
+                "500ms",
+                "--",
+                "true");
+    assertThat(refused.exit()).isEqualTo(ExitCodes.NOT_ACQUIRED);
+    assertThat(refused.err()).contains("not acquired within 500ms");
+    CliProcesses.Result custom =
+        cli()
+            .run(
+                scaled(60_000),
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                name,
+                "--wait",
+                "0",
+                "--conflict-exit-code",
+                "9",
+                "--",
+                "true");
+    assertThat(custom.exit()).isEqualTo(9);
+    holder.destroy();
+  }
+
+  @Test
+  void aLostLeaseStopsTheCommandAndExitsWithItsOwnStatus() throws Exception {
+    String name = prefix + "lost";
+    Path errFile = dir.resolve("lost.err");
+    Process holder =
+        cli()
+            .start(
+                dir.resolve("lost.out"),
+                errFile,
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                name,
+                "--lease",
+                "1s",
+                "--kill-after",
+                "2s",
+                "--",
+                "sleep",
+                "120");
+    started.add(holder);
+    awaitHeld(name);
+    long deleted = System.nanoTime();
+    deleteLockOnServer(name);
+    assertThat(holder.waitFor(scaled(20_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(holder.exitValue()).isEqualTo(ExitCodes.LEASE_LOST);
+    // Noticed at the next renewal (a third of the lease), and sleep stops at SIGTERM.
+    assertThat(Duration.ofNanos(System.nanoTime() - deleted)).isLessThan(scaled(8_000));
+    assertThat(Files.readString(errFile)).contains("lease of '" + name + "' was lost");
+  }
+
+  @Test
+  void onLostWarnLetsTheCommandFinish() throws Exception {
+    String name = prefix + "warn";
+    Path errFile = dir.resolve("warn.err");
+    Process holder =
+        cli()
+            .start(
+                dir.resolve("warn.out"),
+                errFile,
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                name,
+                "--lease",
+                "1s",
+                "--on-lost=warn",
+                "--",
+                "sh",
+                "-c",
+                "sleep 4; exit 5");
+    started.add(holder);
+    awaitHeld(name);
+    deleteLockOnServer(name);
+    assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(holder.exitValue()).isEqualTo(5);
+    assertThat(Files.readString(errFile)).contains("warning").contains("goes on without the lock");
+  }
+
+  @Test
+  void statusShowsTheHolderAndReleaseForceFreesTheLock() throws Exception {
+    String name = prefix + "admin";
+    Process holder = holding(name, "30s");
+    long pid = holder.pid();
+
+    CliProcesses.Result json =
+        cli().run(scaled(60_000), "status", prefix + "*", "--json", "--backend", backendUri());
+    assertThat(json.exit()).isZero();
+    assertThat(json.out())
+        .contains("\"name\":\"" + name + "\"")
+        .contains("/" + pid + "/")
+        .contains("\"fencingToken\":");
+    CliProcesses.Result table = cli().run(scaled(60_000), "status", "--backend", backendUri());
+    assertThat(table.out()).contains("NAME").contains(name).contains("/" + pid + "/");
+
+    CliProcesses.Result declined =
+        cli()
+            .runWithInput(
+                "n\n", scaled(60_000), "release", "--force", name, "--backend", backendUri());
+    assertThat(declined.exit()).isEqualTo(ExitCodes.NOTHING_DONE);
+    assertThat(declined.out()).contains("Not released");
+
+    CliProcesses.Result broken =
+        cli().run(scaled(60_000), "release", "--force", "--yes", name, "--backend", backendUri());
+    assertThat(broken.exit()).isZero();
+    assertThat(broken.out()).contains("Released lock '" + name + "'").contains("/" + pid + "/");
+    // The holder learns of it at its next renewal and stops its command.
+    assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(holder.exitValue()).isEqualTo(ExitCodes.LEASE_LOST);
+    assertThat(
+            cli()
+                .run(scaled(60_000), "release", "--force", "--yes", name, "--backend", backendUri())
+                .exit())
+        .isEqualTo(ExitCodes.NOTHING_DONE);
+  }
+
+  @Test
+  void badArgumentsGiveTheUsageStatusAndOneLine() {
+    assertUsage(
+        cli().run(scaled(60_000), "run", "--backend", "foo://nowhere", "--name", "x", "--", "true"),
+        "not supported");
+    assertUsage(
+        cli().run(scaled(60_000), "status", "--bogus", "--backend", backendUri()),
+        "Unknown option");
+    assertUsage(
+        cli()
+            .run(
+                scaled(60_000),
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                "x",
+                "--wait",
+                "-1s",
+                "--",
+                "true"),
+        "not a duration");
+    assertUsage(
+        cli()
+            .run(
+                scaled(60_000),
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                "x",
+                "--lease",
+                "0ms",
+                "--",
+                "true"),
+        "leaseTime");
+    assertUsage(
+        cli().run(scaled(60_000), "run", "--backend", backendUri(), "--name", "", "--", "true"),
+        "name");
+    assertUsage(cli().run(scaled(60_000), "frobnicate"), "frobnicate");
+  }
+
+  private static void assertUsage(CliProcesses.Result result, String mention) {
+    assertThat(result.exit()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
+    assertThat(result.err().strip().lines()).as(result.err()).hasSize(1);
+    assertThat(result.err()).contains(mention).doesNotContain("Exception").doesNotContain("\tat ");
+  }
+
+  /** Starts {@code dlock run NAME -- sleep 120} and waits until it holds the lock. */
+  private Process holding(String name, String lease) throws IOException {
+    Process holder =
+        cli()
+            .start(
+                dir.resolve(name + ".out"),
+                dir.resolve(name + ".err"),
+                "run",
+                "--backend",
+                backendUri(),
+                "--name",
+                name,
+                "--lease",
+                lease,
+                "--",
+                "sleep",
+                "120");
+    started.add(holder);
+    awaitHeld(name);
+    return holder;
+  }
+
+  private void awaitHeld(String name) {
+    await()
+        .atMost(scaled(60_000))
+        .pollInterval(Duration.ofMillis(200))
+        .until(
+            () ->
+                cli()
+                    .run(scaled(60_000), "status", name, "--json", "--backend", backendUri())
+                    .out()
+                    .contains("\"" + name + "\""));
+  }
+
+  static String read(Path file) throws IOException {
+    return Files.readString(file, StandardCharsets.UTF_8);
+  }
+}
