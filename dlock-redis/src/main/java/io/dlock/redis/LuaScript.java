@@ -2,7 +2,7 @@ package io.dlock.redis;
 
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -26,7 +26,7 @@ final class LuaScript {
     this.sha = sha;
   }
 
-  static LuaScript load(String resource, RedisAsyncCommands<String, String> commands) {
+  static LuaScript load(String resource, RedisClusterAsyncCommands<String, String> commands) {
     String source = read(resource);
     return new LuaScript(resource, source, commands.digest(source));
   }
@@ -44,7 +44,7 @@ final class LuaScript {
   }
 
   <T> CompletableFuture<T> call(
-      RedisAsyncCommands<String, String> commands, String[] keys, String... args) {
+      RedisClusterAsyncCommands<String, String> commands, String[] keys, String... args) {
     CompletableFuture<T> first =
         commands.<T>evalsha(sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
     return first

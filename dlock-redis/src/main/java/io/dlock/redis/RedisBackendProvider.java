@@ -15,12 +15,14 @@ public final class RedisBackendProvider implements LockBackendProvider {
 
   @Override
   public String schemes() {
-    return "redis://, rediss://";
+    return String.join(", ", RedisLockSettings.SCHEMES) + ", redlock://";
   }
 
   @Override
   public boolean supports(String uri) {
-    return uri.startsWith("redis://") || uri.startsWith("rediss://");
+    return RedisLockSettings.SCHEMES.stream().anyMatch(uri::startsWith)
+        || uri.startsWith("redlock://")
+        || uri.startsWith("redlocks://");
   }
 
   @Override

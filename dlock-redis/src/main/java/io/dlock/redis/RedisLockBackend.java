@@ -8,19 +8,12 @@ import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -43,55 +36,21 @@ public final class RedisLockBackend implements LockBackend {
 
   private final RedisLockSettings settings;
   private final RedisKeys keys;
-  private final RedisClient client;
-  private final StatefulRedisConnection<String, String> connection;
-  private final RedisAsyncCommands<String, String> commands;
-  private final StatefulRedisPubSubConnection<String, String> signals;
+  private final RedisConnections connections;
+  private final RedisClusterAsyncCommands<String, String> commands;
   private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
   private final LuaScript acquireScript;
   private final LuaScript releaseScript;
   private final LuaScript renewScript;
   private final LuaScript forceReleaseScript;
+  private final LuaScript raiseFenceScript;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
     this.keys = new RedisKeys(settings.keyPrefix());
-    RedisURI uri;
-    try {
-      uri = RedisURI.create(settings.uri());
-    } catch (RuntimeException e) {
-      throw new IllegalArgumentException(
-          "uri is not a valid Redis URI: '" + settings.redactedUri() + "': " + e.getMessage(), e);
-    }
-    uri.setTimeout(settings.commandTimeout());
-    char[] password = settings.password();
-    if (password != null) {
-      settings.username().ifPresent(uri::setUsername);
-      uri.setPassword(password);
-    }
-    this.client = RedisClient.create(uri);
-    client.setOptions(
-        ClientOptions.builder()
-            .autoReconnect(true)
-            // Fail at once while disconnected instead of queueing: a caller's wait is bounded.
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
-            .socketOptions(
-                SocketOptions.builder()
-                    .connectTimeout(settings.commandTimeout())
-                    .keepAlive(true)
-                    .build())
-            .build());
-    try {
-      this.connection = client.connect(StringCodec.UTF8);
-      this.signals = client.connectPubSub(StringCodec.UTF8);
-    } catch (RuntimeException e) {
-      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-      throw new BackendUnavailableException(
-          "Cannot connect to Redis at " + settings.redactedUri() + ": " + rootMessage(e), e);
-    }
-    this.commands = connection.async();
-    this.signals.addListener(
+    this.connections = RedisConnections.open(settings);
+    this.commands = connections.commands;
+    connections.signals.addListener(
         new RedisPubSubAdapter<>() {
           @Override
           public void message(String channel, String message) {
@@ -105,6 +64,7 @@ public final class RedisLockBackend implements LockBackend {
     this.releaseScript = LuaScript.load("release.lua", commands);
     this.renewScript = LuaScript.load("renew.lua", commands);
     this.forceReleaseScript = LuaScript.load("force-release.lua", commands);
+    this.raiseFenceScript = LuaScript.load("raise-fence.lua", commands);
   }
 
   /**
@@ -173,8 +133,54 @@ public final class RedisLockBackend implements LockBackend {
             });
   }
 
+  /**
+   * Redlock: raises this node's fencing counter to at least {@code token} and stores the token in
+   * the owner's lock.
+   *
+   * @return true if {@code owner} still holds the lock on this node
+   */
+  CompletableFuture<Boolean> raiseFence(String lockName, String owner, long token) {
+    return raiseFenceScript
+        .<List<Object>>call(
+            commands,
+            new String[] {keys.lock(lockName), keys.fence(lockName)},
+            owner,
+            Long.toString(token))
+        .handle(
+            (reply, error) -> {
+              if (error != null) {
+                throw unavailable("raise the fencing counter of '" + lockName + "'", error);
+              }
+              return ((Long) reply.get(0)) == 1L;
+            });
+  }
+
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+    if (!connections.cluster) {
+      return renewInOneCall(leases);
+    }
+    // A script may only touch keys of one Cluster slot: one call per slot, all in flight at once.
+    Map<Integer, List<HeldLease>> bySlot = new java.util.HashMap<>();
+    for (HeldLease lease : leases) {
+      bySlot
+          .computeIfAbsent(SlotHash.getSlot(keys.lock(lease.lockName())), s -> new ArrayList<>())
+          .add(lease);
+    }
+    List<CompletableFuture<Set<HeldLease>>> calls = new ArrayList<>();
+    for (List<HeldLease> group : bySlot.values()) {
+      calls.add(renewInOneCall(group));
+    }
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            done -> {
+              Set<HeldLease> gone = new HashSet<>();
+              calls.forEach(call -> gone.addAll(call.join()));
+              return gone;
+            });
+  }
+
+  private CompletableFuture<Set<HeldLease>> renewInOneCall(List<HeldLease> leases) {
     String[] lockKeys = new String[leases.size()];
     String[] args = new String[leases.size() * 2];
     for (int i = 0; i < leases.size(); i++) {
@@ -202,7 +208,8 @@ public final class RedisLockBackend implements LockBackend {
   public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener onRelease) {
     String channel = keys.releaseChannel(lockName);
     releaseListeners.put(channel, onRelease);
-    return signals
+    return connections
+        .signals
         .async()
         .subscribe(channel)
         .toCompletableFuture()
@@ -219,7 +226,7 @@ public final class RedisLockBackend implements LockBackend {
   public void unwatchReleases(String lockName) {
     String channel = keys.releaseChannel(lockName);
     releaseListeners.remove(channel);
-    signals.async().unsubscribe(channel);
+    connections.signals.async().unsubscribe(channel);
   }
 
   @Override
@@ -291,12 +298,7 @@ public final class RedisLockBackend implements LockBackend {
 
   @Override
   public void close() {
-    try {
-      signals.close();
-      connection.close();
-    } finally {
-      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-    }
+    connections.close();
   }
 
   /** Whole milliseconds, rounded up: the server must never hold a lease shorter than asked. */

@@ -14,6 +14,15 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedisLockSettings {
 
+  /**
+   * The URI schemes: a single server ({@code redis://}, {@code rediss://} with TLS), a primary
+   * found through Sentinel ({@code redis-sentinel://host:port[,host:port]#masterName}), and a Redis
+   * Cluster ({@code redis-cluster://host:port[,host:port]}, {@code rediss-cluster://}).
+   */
+  public static final java.util.List<String> SCHEMES =
+      java.util.List.of(
+          "redis://", "rediss://", "redis-sentinel://", "redis-cluster://", "rediss-cluster://");
+
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "dlock:";
 
@@ -43,9 +52,13 @@ public final class RedisLockSettings {
    */
   public static RedisLockSettings of(String uri) {
     Objects.requireNonNull(uri, "uri");
-    if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
+    if (!SCHEMES.stream().anyMatch(uri::startsWith)) {
       throw new IllegalArgumentException(
-          "uri must start with redis:// or rediss:// (TLS), but was '" + redact(uri) + "'");
+          "uri must start with one of "
+              + String.join(", ", SCHEMES)
+              + ", but was '"
+              + redact(uri)
+              + "'");
     }
     return new RedisLockSettings(uri, DEFAULT_KEY_PREFIX, Duration.ofSeconds(5), null, null);
   }
@@ -121,7 +134,8 @@ public final class RedisLockSettings {
   }
 
   static String redact(String uri) {
-    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@")
+        .replaceAll("://([^:@/]+)@", "://***@");
   }
 
   @Override

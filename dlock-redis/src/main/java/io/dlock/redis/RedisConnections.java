@@ -1,0 +1,182 @@
+package io.dlock.redis;
+
+import io.dlock.BackendUnavailableException;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Lettuce connections of one backend: a multiplexed command connection and a pub/sub
+ * connection, to a single server or a Sentinel-managed primary ({@link RedisClient}), or to a Redis
+ * Cluster ({@link RedisClusterClient}). Lettuce follows Sentinel failovers and Cluster topology
+ * changes itself.
+ */
+final class RedisConnections {
+  final RedisClusterAsyncCommands<String, String> commands;
+  final StatefulRedisPubSubConnection<String, String> signals;
+  final boolean cluster;
+  private final Runnable closer;
+
+  private RedisConnections(
+      RedisClusterAsyncCommands<String, String> commands,
+      StatefulRedisPubSubConnection<String, String> signals,
+      boolean cluster,
+      Runnable closer) {
+    this.commands = commands;
+    this.signals = signals;
+    this.cluster = cluster;
+    this.closer = closer;
+  }
+
+  static RedisConnections open(RedisLockSettings settings) {
+    String uri = settings.uri();
+    if (uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://")) {
+      return openCluster(settings);
+    }
+    RedisURI redisUri = parse(settings, uri);
+    RedisClient client = RedisClient.create(redisUri);
+    client.setOptions(
+        ClientOptions.builder()
+            .autoReconnect(true)
+            // Fail at once while disconnected instead of queueing: a caller's wait is bounded.
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+            .socketOptions(socketOptions(settings))
+            .build());
+    try {
+      StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+      StatefulRedisPubSubConnection<String, String> signals =
+          client.connectPubSub(StringCodec.UTF8);
+      return new RedisConnections(
+          connection.async(),
+          signals,
+          false,
+          () -> {
+            try {
+              signals.close();
+              connection.close();
+            } finally {
+              client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+          });
+    } catch (RuntimeException e) {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      throw unreachable(settings, e);
+    }
+  }
+
+  private static RedisConnections openCluster(RedisLockSettings settings) {
+    String uri = settings.uri();
+    boolean tls = uri.startsWith("rediss-cluster://");
+    String rest = uri.substring(uri.indexOf("://") + 3);
+    String userInfo = "";
+    int at = rest.lastIndexOf('@');
+    if (at >= 0) {
+      userInfo = rest.substring(0, at + 1);
+      rest = rest.substring(at + 1);
+    }
+    int slash = rest.indexOf('/');
+    if (slash >= 0) {
+      rest = rest.substring(0, slash);
+    }
+    List<RedisURI> seeds = new ArrayList<>();
+    for (String hostPort : rest.split(",")) {
+      if (hostPort.isBlank()) {
+        continue;
+      }
+      seeds.add(parse(settings, (tls ? "rediss://" : "redis://") + userInfo + hostPort.trim()));
+    }
+    if (seeds.isEmpty()) {
+      throw new IllegalArgumentException(
+          "uri must name at least one cluster node: redis-cluster://host:port[,host:port...]");
+    }
+    RedisClusterClient client = RedisClusterClient.create(seeds);
+    client.setOptions(
+        ClusterClientOptions.builder()
+            .autoReconnect(true)
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+            .socketOptions(socketOptions(settings))
+            .topologyRefreshOptions(
+                ClusterTopologyRefreshOptions.builder()
+                    .enableAllAdaptiveRefreshTriggers()
+                    .enablePeriodicRefresh(Duration.ofSeconds(30))
+                    .build())
+            .build());
+    try {
+      StatefulRedisClusterConnection<String, String> connection = client.connect(StringCodec.UTF8);
+      StatefulRedisPubSubConnection<String, String> signals =
+          client.connectPubSub(StringCodec.UTF8);
+      return new RedisConnections(
+          connection.async(),
+          signals,
+          true,
+          () -> {
+            try {
+              signals.close();
+              connection.close();
+            } finally {
+              client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+          });
+    } catch (RuntimeException e) {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      throw unreachable(settings, e);
+    }
+  }
+
+  private static RedisURI parse(RedisLockSettings settings, String uri) {
+    RedisURI redisUri;
+    try {
+      redisUri = RedisURI.create(uri);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(
+          "uri is not a valid Redis URI: '" + settings.redactedUri() + "': " + e.getMessage(), e);
+    }
+    redisUri.setTimeout(settings.commandTimeout());
+    char[] password = settings.password();
+    if (password != null) {
+      settings.username().ifPresent(redisUri::setUsername);
+      redisUri.setPassword(password);
+    }
+    return redisUri;
+  }
+
+  private static SocketOptions socketOptions(RedisLockSettings settings) {
+    return SocketOptions.builder()
+        .connectTimeout(settings.commandTimeout())
+        .keepAlive(true)
+        .build();
+  }
+
+  private static BackendUnavailableException unreachable(RedisLockSettings settings, Exception e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return new BackendUnavailableException(
+        "Cannot connect to Redis at "
+            + settings.redactedUri()
+            + ": "
+            + e.getMessage()
+            + (root == e ? "" : " (" + root.getMessage() + ")"),
+        e);
+  }
+
+  void close() {
+    closer.run();
+  }
+}

@@ -1,0 +1,344 @@
+package io.dlock.redis;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.LockInfo;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseListener;
+import io.dlock.spi.ReleaseResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Redlock: the same lock on N independent Redis masters, granted only when a majority granted it
+ * within a time well below the lease.
+ *
+ * <ul>
+ *   <li>Acquire: the one-round-trip acquire script on every master at once, each bounded by the
+ *       per-node timeout. With a majority, the fencing token is the highest of their counters,
+ *       written back to them (so that any later majority, which shares a master with this one,
+ *       counts past it). The validity left is the lease minus the time taken minus the drift (1% of
+ *       the lease + 2 ms), measured on the monotonic clock: the core applies exactly that to the
+ *       lease it gives the holder. No majority, or no validity left: released on every master,
+ *       including those that failed, and reported as not granted; the core retries after a random
+ *       backoff within the caller's wait.
+ *   <li>Renew and release: on every master; a lease is renewed only where a majority renewed it,
+ *       and lost otherwise.
+ * </ul>
+ *
+ * Masters that cannot be reached at start-up are connected later, in the background.
+ */
+public final class RedlockLockBackend implements LockBackend {
+  private static final Logger log = LoggerFactory.getLogger(RedlockLockBackend.class);
+  private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final RedlockSettings settings;
+  private final List<Master> masters = new ArrayList<>();
+  private final int quorum;
+
+  private RedlockLockBackend(RedlockSettings settings) {
+    this.settings = settings;
+    this.quorum = settings.quorum();
+    for (String uri : settings.uris()) {
+      masters.add(new Master(uri));
+    }
+    long up = masters.stream().filter(m -> m.connect() != null).count();
+    if (up < quorum) {
+      masters.forEach(Master::close);
+      throw new BackendUnavailableException(
+          "Only "
+              + up
+              + " of "
+              + masters.size()
+              + " Redis masters are reachable; Redlock needs "
+              + quorum);
+    }
+  }
+
+  /**
+   * Connects to the masters.
+   *
+   * @throws BackendUnavailableException if fewer than a majority can be reached
+   */
+  public static RedlockLockBackend connect(RedlockSettings settings) {
+    return new RedlockLockBackend(settings);
+  }
+
+  @Override
+  public String name() {
+    return "redlock";
+  }
+
+  /** One master; connected lazily so that a master down at start-up can join later. */
+  private final class Master {
+    final String uri;
+    final AtomicReference<@Nullable RedisLockBackend> backend = new AtomicReference<>();
+    final AtomicLong lastAttempt = new AtomicLong(System.nanoTime() - RECONNECT_INTERVAL_NANOS);
+
+    Master(String uri) {
+      this.uri = uri;
+    }
+
+    @Nullable RedisLockBackend connect() {
+      RedisLockBackend current = backend.get();
+      if (current != null) {
+        return current;
+      }
+      long now = System.nanoTime();
+      long last = lastAttempt.get();
+      if (now - last < RECONNECT_INTERVAL_NANOS || !lastAttempt.compareAndSet(last, now)) {
+        return null;
+      }
+      try {
+        RedisLockBackend connected =
+            RedisLockBackend.connect(
+                RedisLockSettings.of(uri)
+                    .withKeyPrefix(settings.keyPrefix())
+                    .withCommandTimeout(settings.nodeTimeout().multipliedBy(4).plusMillis(100)));
+        if (!backend.compareAndSet(null, connected)) {
+          connected.close();
+        }
+        return backend.get();
+      } catch (RuntimeException e) {
+        log.warn("Redis master {} unreachable: {}", RedisLockSettings.redact(uri), e.getMessage());
+        return null;
+      }
+    }
+
+    <T> CompletableFuture<T> call(Function<RedisLockBackend, CompletableFuture<T>> call) {
+      RedisLockBackend node = connect();
+      if (node == null) {
+        return CompletableFuture.failedFuture(
+            new BackendUnavailableException(
+                "Redis master " + RedisLockSettings.redact(uri) + " is not connected"));
+      }
+      try {
+        return call.apply(node).orTimeout(settings.nodeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+
+    void close() {
+      RedisLockBackend node = backend.getAndSet(null);
+      if (node != null) {
+        node.close();
+      }
+    }
+  }
+
+  /** Every master's answer: a value, or null where the master failed or was too slow. */
+  private <T> CompletableFuture<List<@Nullable T>> onEveryMaster(
+      Function<RedisLockBackend, CompletableFuture<T>> call) {
+    List<CompletableFuture<@Nullable T>> answers = new ArrayList<>();
+    for (Master master : masters) {
+      answers.add(master.call(call).handle((value, error) -> error == null ? value : null));
+    }
+    return CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
+        .thenApply(done -> answers.stream().map(CompletableFuture::join).toList());
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> tryAcquire(
+      String lockName, String owner, Duration lease) {
+    long start = System.nanoTime();
+    return onEveryMaster(m -> m.tryAcquire(lockName, owner, lease))
+        .thenCompose(
+            answers -> {
+              List<Integer> granted = new ArrayList<>();
+              long token = 0;
+              int holds = 0;
+              int failed = 0;
+              Duration holderRemaining = null;
+              for (int i = 0; i < answers.size(); i++) {
+                AcquireResult answer = answers.get(i);
+                if (answer instanceof AcquireResult.Granted g) {
+                  granted.add(i);
+                  token = Math.max(token, g.fencingToken());
+                  holds = Math.max(holds, g.holdCount());
+                } else if (answer instanceof AcquireResult.Held h) {
+                  if (h.holderRemaining() != null
+                      && (holderRemaining == null
+                          || h.holderRemaining().compareTo(holderRemaining) < 0)) {
+                    holderRemaining = h.holderRemaining();
+                  }
+                } else {
+                  failed++;
+                }
+              }
+              if (granted.size() < quorum) {
+                releaseEverywhere(lockName, owner);
+                if (failed > masters.size() - quorum) {
+                  throw new CompletionException(
+                      new BackendUnavailableException(
+                          "Redlock: only "
+                              + (masters.size() - failed)
+                              + " of "
+                              + masters.size()
+                              + " Redis masters answered; a grant needs "
+                              + quorum));
+                }
+                return CompletableFuture.completedFuture(
+                    (AcquireResult) new AcquireResult.Held(holderRemaining));
+              }
+              long combined = token;
+              int finalHolds = holds;
+              return agreeOnToken(lockName, owner, combined, granted)
+                  .thenApply(
+                      agreed -> {
+                        long validityNanos =
+                            lease.toNanos()
+                                - (System.nanoTime() - start)
+                                - (lease.toNanos() / 100 + 2_000_000L);
+                        if (agreed < quorum || validityNanos <= 0) {
+                          log.debug(
+                              "Redlock grant of '{}' dropped: {} of {} agreed, {} ms of validity left",
+                              lockName,
+                              agreed,
+                              masters.size(),
+                              TimeUnit.NANOSECONDS.toMillis(validityNanos));
+                          releaseEverywhere(lockName, owner);
+                          return (AcquireResult) new AcquireResult.Held(null);
+                        }
+                        return new AcquireResult.Granted(combined, finalHolds);
+                      });
+            });
+  }
+
+  /** Writes the combined token back to the granting masters; counts those that still hold it. */
+  private CompletableFuture<Integer> agreeOnToken(
+      String lockName, String owner, long token, List<Integer> granted) {
+    List<CompletableFuture<Boolean>> acks = new ArrayList<>();
+    for (int i : granted) {
+      acks.add(
+          masters
+              .get(i)
+              .call(m -> m.raiseFence(lockName, owner, token))
+              .handle((ok, error) -> error == null && ok));
+    }
+    return CompletableFuture.allOf(acks.toArray(new CompletableFuture<?>[0]))
+        .thenApply(done -> (int) acks.stream().filter(CompletableFuture::join).count());
+  }
+
+  private void releaseEverywhere(String lockName, String owner) {
+    onEveryMaster(m -> m.release(lockName, owner));
+  }
+
+  @Override
+  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+    return onEveryMaster(m -> m.release(lockName, owner))
+        .thenApply(
+            answers -> {
+              if (answers.stream().allMatch(a -> a == null)) {
+                throw new CompletionException(
+                    new BackendUnavailableException(
+                        "Redlock: no Redis master answered the release of '" + lockName + "'"));
+              }
+              if (answers.contains(ReleaseResult.RELEASED)) {
+                return ReleaseResult.RELEASED;
+              }
+              return answers.contains(ReleaseResult.STILL_HELD)
+                  ? ReleaseResult.STILL_HELD
+                  : ReleaseResult.NOT_HELD;
+            });
+  }
+
+  @Override
+  public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+    return onEveryMaster(m -> m.renew(leases))
+        .thenApply(
+            answers -> {
+              long answered = answers.stream().filter(a -> a != null).count();
+              if (answered < quorum) {
+                throw new CompletionException(
+                    new BackendUnavailableException(
+                        "Redlock: only "
+                            + answered
+                            + " of "
+                            + masters.size()
+                            + " Redis masters answered the renewal; a lease needs "
+                            + quorum));
+              }
+              Set<HeldLease> gone = new HashSet<>();
+              for (HeldLease lease : leases) {
+                long renewed =
+                    answers.stream().filter(a -> a != null && !a.contains(lease)).count();
+                if (renewed < quorum) {
+                  gone.add(lease);
+                }
+              }
+              return gone;
+            });
+  }
+
+  @Override
+  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public void unwatchReleases(String lockName) {}
+
+  /** Waiters retry after a random delay, as the algorithm prescribes, instead of subscribing. */
+  @Override
+  public boolean signalsReleases() {
+    return false;
+  }
+
+  @Override
+  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
+    return onEveryMaster(m -> m.inspect(namePattern))
+        .thenApply(
+            answers -> {
+              Map<String, List<LockInfo>> byName = new HashMap<>();
+              for (List<LockInfo> answer : answers) {
+                if (answer != null) {
+                  answer.forEach(
+                      i -> byName.computeIfAbsent(i.name(), n -> new ArrayList<>()).add(i));
+                }
+              }
+              // A lock is held where a majority of masters hold it.
+              return byName.values().stream()
+                  .filter(infos -> infos.size() >= quorum)
+                  .map(
+                      infos ->
+                          infos.stream()
+                              .max(java.util.Comparator.comparingLong(LockInfo::fencingToken))
+                              .orElseThrow())
+                  .sorted(java.util.Comparator.comparing(LockInfo::name))
+                  .toList();
+            });
+  }
+
+  @Override
+  public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
+    return onEveryMaster(m -> m.forceRelease(lockName))
+        .thenApply(
+            answers ->
+                answers.stream()
+                    .filter(a -> a != null && a.isPresent())
+                    .map(Optional::get)
+                    .max(java.util.Comparator.comparingLong(LockInfo::fencingToken)));
+  }
+
+  @Override
+  public void close() {
+    masters.forEach(Master::close);
+  }
+}

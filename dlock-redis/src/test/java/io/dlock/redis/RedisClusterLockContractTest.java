@@ -1,0 +1,50 @@
+package io.dlock.redis;
+
+import io.dlock.spi.LockBackend;
+import io.dlock.testkit.LockContractTest;
+import io.dlock.testkit.server.RedisClusterProcess;
+import io.dlock.testkit.server.RedisServerProcess;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The contract suite against a 3-master Redis Cluster that the test forms on loopback ports. */
+class RedisClusterLockContractTest extends LockContractTest {
+  private static RedisClusterProcess cluster;
+
+  @BeforeAll
+  static void startCluster() {
+    cluster = RedisClusterProcess.start(3);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    cluster.close();
+  }
+
+  @Override
+  protected LockBackend newBackend() {
+    return RedisLockBackend.connect(RedisLockSettings.of(cluster.uri()));
+  }
+
+  @Override
+  protected LockBackend newBackendForUnreachableServer() {
+    return RedisLockBackend.connect(
+        RedisLockSettings.of("redis-cluster://127.0.0.1:" + RedisServerProcess.freePort())
+            .withCommandTimeout(Duration.ofSeconds(1)));
+  }
+
+  @Override
+  protected void deleteLockOnServer(String name) {
+    RedisClusterClient client =
+        RedisClusterClient.create(
+            cluster.uri().replace("redis-cluster://", "redis://").split(",")[0]);
+    try (StatefulRedisClusterConnection<String, String> connection = client.connect()) {
+      connection.sync().del(new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX).lock(name));
+    } finally {
+      client.shutdown();
+    }
+  }
+}
