@@ -104,11 +104,50 @@ public final class RedisLockBackend implements LockBackend {
                 throw unavailable("acquire '" + lockName + "'", error);
               }
               if (((Long) reply.get(0)) == 1L) {
-                return new AcquireResult.Granted(
-                    (Long) reply.get(1), ((Long) reply.get(2)).intValue());
+                return (AcquireResult)
+                    new AcquireResult.Granted(
+                        (Long) reply.get(1), ((Long) reply.get(2)).intValue());
               }
               long pttl = (Long) reply.get(1);
               return new AcquireResult.Held(pttl >= 0 ? Duration.ofMillis(pttl) : null);
+            })
+        .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
+  }
+
+  /**
+   * With {@link RedisLockSettings#withReplicaAcknowledgement}, waits for the replicas to
+   * acknowledge a grant; a grant they did not acknowledge in time is released and fails.
+   */
+  private CompletableFuture<AcquireResult> acknowledgedByReplicas(
+      String lockName, String owner, AcquireResult result) {
+    int replicas = settings.replicasToAcknowledge();
+    if (replicas == 0 || !(result instanceof AcquireResult.Granted)) {
+      return CompletableFuture.completedFuture(result);
+    }
+    return commands
+        .waitForReplication(replicas, settings.replicaTimeout().toMillis())
+        .toCompletableFuture()
+        .handle((acked, error) -> error == null ? acked : Long.valueOf(-1))
+        .thenCompose(
+            acked -> {
+              if (acked >= replicas) {
+                return CompletableFuture.completedFuture(result);
+              }
+              return release(lockName, owner)
+                  .handle(
+                      (released, error) -> {
+                        throw new CompletionException(
+                            new BackendUnavailableException(
+                                "Only "
+                                    + Math.max(acked, 0)
+                                    + " of "
+                                    + replicas
+                                    + " replica(s) acknowledged the grant of '"
+                                    + lockName
+                                    + "' within "
+                                    + settings.replicaTimeout()
+                                    + "; it was released"));
+                      });
             });
   }
 

@@ -31,18 +31,24 @@ public final class RedisLockSettings {
   private final Duration commandTimeout;
   private final @Nullable String username;
   private final char @Nullable [] password;
+  private final int replicasToAcknowledge;
+  private final Duration replicaTimeout;
 
   private RedisLockSettings(
       String uri,
       String keyPrefix,
       Duration commandTimeout,
       @Nullable String username,
-      char @Nullable [] password) {
+      char @Nullable [] password,
+      int replicasToAcknowledge,
+      Duration replicaTimeout) {
     this.uri = uri;
     this.keyPrefix = keyPrefix;
     this.commandTimeout = commandTimeout;
     this.username = username;
     this.password = password;
+    this.replicasToAcknowledge = replicasToAcknowledge;
+    this.replicaTimeout = replicaTimeout;
   }
 
   /**
@@ -60,7 +66,8 @@ public final class RedisLockSettings {
               + redact(uri)
               + "'");
     }
-    return new RedisLockSettings(uri, DEFAULT_KEY_PREFIX, Duration.ofSeconds(5), null, null);
+    return new RedisLockSettings(
+        uri, DEFAULT_KEY_PREFIX, Duration.ofSeconds(5), null, null, 0, Duration.ZERO);
   }
 
   /**
@@ -77,7 +84,8 @@ public final class RedisLockSettings {
               + keyPrefix
               + "'");
     }
-    return new RedisLockSettings(uri, keyPrefix, commandTimeout, username, password);
+    return new RedisLockSettings(
+        uri, keyPrefix, commandTimeout, username, password, replicasToAcknowledge, replicaTimeout);
   }
 
   /**
@@ -93,7 +101,8 @@ public final class RedisLockSettings {
       throw new IllegalArgumentException(
           "commandTimeout must be from PT0.01S to PT5M, but was " + commandTimeout);
     }
-    return new RedisLockSettings(uri, keyPrefix, commandTimeout, username, password);
+    return new RedisLockSettings(
+        uri, keyPrefix, commandTimeout, username, password, replicasToAcknowledge, replicaTimeout);
   }
 
   /**
@@ -105,7 +114,54 @@ public final class RedisLockSettings {
    */
   public RedisLockSettings withCredentials(@Nullable String username, char[] password) {
     Objects.requireNonNull(password, "password");
-    return new RedisLockSettings(uri, keyPrefix, commandTimeout, username, password.clone());
+    return new RedisLockSettings(
+        uri,
+        keyPrefix,
+        commandTimeout,
+        username,
+        password.clone(),
+        replicasToAcknowledge,
+        replicaTimeout);
+  }
+
+  /**
+   * The same settings, but a grant counts only once {@code replicas} replicas acknowledged it
+   * (Redis {@code WAIT}) within {@code timeout}; otherwise it is released and the acquisition fails
+   * with {@link io.dlock.BackendUnavailableException}. This narrows, but does not close, the window
+   * in which a failover to a replica that never received the grant lets a second client acquire:
+   * {@code WAIT} does not make replication synchronous, and a replica that acknowledged may still
+   * not be the one promoted. {@code WAIT} blocks this client's command connection until the
+   * replicas answer or the timeout passes. Not available on Redis Cluster.
+   *
+   * @param replicas from 1 to 16
+   * @param timeout from 1 ms to 10 s
+   */
+  public RedisLockSettings withReplicaAcknowledgement(int replicas, Duration timeout) {
+    if (replicas < 1 || replicas > 16) {
+      throw new IllegalArgumentException("replicas must be from 1 to 16, but was " + replicas);
+    }
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.compareTo(Duration.ofMillis(1)) < 0
+        || timeout.compareTo(Duration.ofSeconds(10)) > 0) {
+      throw new IllegalArgumentException(
+          "timeout must be from PT0.001S to PT10S, but was " + timeout);
+    }
+    if (uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://")) {
+      throw new IllegalArgumentException(
+          "replica acknowledgement (WAIT) is not available on Redis Cluster");
+    }
+    return new RedisLockSettings(
+        uri, keyPrefix, commandTimeout, username, password, replicas, timeout);
+  }
+
+  /** How many replicas must acknowledge a grant; 0 when not asked. */
+  public int replicasToAcknowledge() {
+    return replicasToAcknowledge;
+  }
+
+  /** How long to wait for the replicas' acknowledgement. */
+  public Duration replicaTimeout() {
+    return replicaTimeout;
   }
 
   public String uri() {

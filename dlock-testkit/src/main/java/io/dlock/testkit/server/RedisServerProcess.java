@@ -36,23 +36,53 @@ public final class RedisServerProcess implements AutoCloseable {
   private final int port;
   private final Path workDir;
   private final List<String> extraArgs;
+  private final @Nullable String configFile;
   private @Nullable Process process;
 
-  private RedisServerProcess(Path binary, int port, List<String> extraArgs) {
+  private RedisServerProcess(
+      Path binary, int port, List<String> extraArgs, @Nullable String configText) {
     this.binary = binary;
     this.port = port;
     this.extraArgs = List.copyOf(extraArgs);
     try {
       this.workDir = Files.createTempDirectory("dlock-redis-" + port + "-");
+      if (configText != null) {
+        Path config = workDir.resolve("redis.conf");
+        Files.writeString(config, configText);
+        this.configFile = config.toString();
+      } else {
+        this.configFile = null;
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
+  /**
+   * Starts a Sentinel on a free loopback port that monitors the primary {@code masterName} at
+   * {@code masterPort}, declaring it down after 500 ms of silence.
+   *
+   * @param quorum how many Sentinels must agree that the primary is down
+   */
+  public static RedisServerProcess startSentinel(String masterName, int masterPort, int quorum) {
+    String config =
+        String.join(
+            "\n",
+            "sentinel monitor " + masterName + " 127.0.0.1 " + masterPort + " " + quorum,
+            "sentinel down-after-milliseconds " + masterName + " 500",
+            "sentinel failover-timeout " + masterName + " 2000",
+            "sentinel parallel-syncs " + masterName + " 1",
+            "");
+    RedisServerProcess sentinel =
+        new RedisServerProcess(resolveBinary(), freePort(), List.of("--sentinel"), config);
+    sentinel.startProcess();
+    return sentinel;
+  }
+
   /** Starts a server on a free loopback port and waits until it answers PING. */
   public static RedisServerProcess start(String... extraArgs) {
     RedisServerProcess server =
-        new RedisServerProcess(resolveBinary(), freePort(), List.of(extraArgs));
+        new RedisServerProcess(resolveBinary(), freePort(), List.of(extraArgs), null);
     server.startProcess();
     return server;
   }
@@ -138,16 +168,21 @@ public final class RedisServerProcess implements AutoCloseable {
   private void startProcess() {
     List<String> command = new ArrayList<>();
     command.add(binary.toString());
+    if (configFile != null) {
+      command.add(configFile); // a Sentinel keeps its state in its configuration file
+    }
     command.addAll(
         List.of(
             "--port", Integer.toString(port),
             "--bind", "127.0.0.1",
-            "--save", "",
-            "--appendonly", "no",
             "--dir", workDir.toString(),
             "--daemonize", "no",
             "--protected-mode", "no",
             "--loglevel", "warning"));
+    if (configFile == null) {
+      // Nothing on disk: a restart is a restart without persistence.
+      command.addAll(List.of("--save", "", "--appendonly", "no"));
+    }
     command.addAll(extraArgs);
     try {
       process =
