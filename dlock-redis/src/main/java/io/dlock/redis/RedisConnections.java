@@ -1,6 +1,7 @@
 package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -56,26 +57,14 @@ final class RedisConnections {
             .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
             .socketOptions(socketOptions(settings))
             .build());
-    try {
-      StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-      StatefulRedisPubSubConnection<String, String> signals =
-          client.connectPubSub(StringCodec.UTF8);
-      return new RedisConnections(
-          connection.async(),
-          signals,
-          false,
-          () -> {
-            try {
-              signals.close();
-              connection.close();
-            } finally {
-              client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            }
-          });
-    } catch (RuntimeException e) {
-      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-      throw unreachable(settings, e);
-    }
+    return connect(
+        settings,
+        client,
+        () -> {
+          StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+          return new Opened(connection.async(), connection, client.connectPubSub(StringCodec.UTF8));
+        },
+        false);
   }
 
   private static RedisConnections openCluster(RedisLockSettings settings) {
@@ -116,18 +105,40 @@ final class RedisConnections {
                     .enablePeriodicRefresh(Duration.ofSeconds(30))
                     .build())
             .build());
+    return connect(
+        settings,
+        client,
+        () -> {
+          StatefulRedisClusterConnection<String, String> connection =
+              client.connect(StringCodec.UTF8);
+          return new Opened(connection.async(), connection, client.connectPubSub(StringCodec.UTF8));
+        },
+        true);
+  }
+
+  /** What a client opened: the command interface, its connection, and the signal connection. */
+  private record Opened(
+      RedisClusterAsyncCommands<String, String> commands,
+      AutoCloseable connection,
+      StatefulRedisPubSubConnection<String, String> signals) {}
+
+  private static RedisConnections connect(
+      RedisLockSettings settings,
+      AbstractRedisClient client,
+      java.util.function.Supplier<Opened> open,
+      boolean cluster) {
     try {
-      StatefulRedisClusterConnection<String, String> connection = client.connect(StringCodec.UTF8);
-      StatefulRedisPubSubConnection<String, String> signals =
-          client.connectPubSub(StringCodec.UTF8);
+      Opened opened = open.get();
       return new RedisConnections(
-          connection.async(),
-          signals,
-          true,
+          opened.commands(),
+          opened.signals(),
+          cluster,
           () -> {
             try {
-              signals.close();
-              connection.close();
+              opened.signals().close();
+              opened.connection().close();
+            } catch (Exception e) {
+              // Closing a broken connection: nothing more to do.
             } finally {
               client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
