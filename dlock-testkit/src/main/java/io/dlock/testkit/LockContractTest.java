@@ -753,11 +753,11 @@ public abstract class LockContractTest {
       long released = System.nanoTime();
       held.release();
       try {
-        impatient.get(10, TimeUnit.SECONDS).release();
+        impatient.get(millis(30_000).toMillis(), TimeUnit.MILLISECONDS).release();
       } catch (ExecutionException e) {
         assertThat(e.getCause()).isInstanceOf(LockTimeoutException.class);
       }
-      Lease got = patient.get(10, TimeUnit.SECONDS);
+      Lease got = patient.get(millis(30_000).toMillis(), TimeUnit.MILLISECONDS);
       assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(millis(3000));
       got.release();
     }

@@ -120,22 +120,96 @@ final class LockPaths {
   }
 
   /**
-   * The node's data: the hold count on the server. The owner is known by the owner key in the name
-   * (a 128-bit hash), so the token itself is stored nowhere other clients could read it.
+   * The lock name encoded in one path segment by {@link #encode}, or null if {@code segment} is not
+   * such an encoding (a foreign node under the root).
    */
-  static byte[] data(int holdCount) {
-    return Integer.toString(holdCount).getBytes(StandardCharsets.UTF_8);
-  }
-
-  /** The hold count in a node's data; 1 if the data cannot be read as one. */
-  static int holdCount(byte @Nullable [] data) {
-    if (data == null || data.length == 0) {
-      return 1;
+  static @Nullable String decode(String segment) {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(segment.length());
+    for (int i = 0; i < segment.length(); i++) {
+      char c = segment.charAt(i);
+      if (c == '%') {
+        if (i + 2 >= segment.length()) {
+          return null;
+        }
+        int hi = Character.digit(segment.charAt(i + 1), 16);
+        int lo = Character.digit(segment.charAt(i + 2), 16);
+        if (hi < 0 || lo < 0) {
+          return null;
+        }
+        bytes.write((hi << 4) | lo);
+        i += 2;
+      } else if (c < 0x80) {
+        bytes.write(c);
+      } else {
+        return null;
+      }
     }
     try {
-      return Math.max(1, Integer.parseInt(new String(data, StandardCharsets.UTF_8).trim()));
-    } catch (NumberFormatException e) {
-      return 1;
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .decode(java.nio.ByteBuffer.wrap(bytes.toByteArray()))
+          .toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return null;
+    }
+  }
+
+  /**
+   * The description part of a new node's data: {@code <grant time in epoch millis>|<holder>}. The
+   * holder description never contains {@code |} (see {@link io.dlock.spi.HolderDescription}).
+   */
+  static String description(long epochMillis, String holder) {
+    return epochMillis + "|" + holder;
+  }
+
+  /**
+   * The node's data: {@code <hold count>|<epoch millis>|<holder>}. The owner is known by the owner
+   * key in the name (a 128-bit hash), so the token itself is stored nowhere other clients could
+   * read it.
+   *
+   * @param description {@link #description}, or empty
+   */
+  static byte[] data(int holdCount, String description) {
+    String count = Integer.toString(holdCount);
+    return (description.isEmpty() ? count : count + "|" + description)
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * A node's data, parsed.
+   *
+   * @param holds the hold count (1 if unreadable)
+   * @param epochMillis when the node was created, by its creator's clock, or -1 if unknown
+   * @param holder the holder description, or {@code unknown}
+   * @param description the part after the hold count, to keep when the count changes
+   */
+  record NodeData(int holds, long epochMillis, String holder, String description) {
+    static NodeData parse(byte @Nullable [] data) {
+      if (data == null || data.length == 0) {
+        return new NodeData(1, -1, "unknown", "");
+      }
+      String text = new String(data, StandardCharsets.UTF_8);
+      int bar = text.indexOf('|');
+      String count = bar < 0 ? text : text.substring(0, bar);
+      String description = bar < 0 ? "" : text.substring(bar + 1);
+      int holds;
+      try {
+        holds = Math.max(1, Integer.parseInt(count.trim()));
+      } catch (NumberFormatException e) {
+        holds = 1;
+      }
+      long millis = -1;
+      String holder = "unknown";
+      int second = description.indexOf('|');
+      if (second > 0) {
+        try {
+          millis = Long.parseLong(description.substring(0, second));
+          holder = description.substring(second + 1);
+        } catch (NumberFormatException e) {
+          millis = -1;
+        }
+      }
+      return new NodeData(holds, millis, holder, description);
     }
   }
 }

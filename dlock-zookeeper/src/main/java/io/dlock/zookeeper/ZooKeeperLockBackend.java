@@ -1,9 +1,11 @@
 package io.dlock.zookeeper;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
@@ -29,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
@@ -63,6 +66,16 @@ import org.slf4j.LoggerFactory;
  * same session makes them valid again, LOST (session expired, or Curator's simulated loss after the
  * session timeout) loses them all.
  *
+ * <p><b>Latency.</b> The common calls (a new node and its queue listing, pipelined in one round
+ * trip; a waiter's re-attempt, whose listing was requested when its predecessor's watch fired; the
+ * release of a last hold; the abandon of a wait) send their requests from the calling thread and
+ * complete on ZooKeeper's event thread; everything that must block runs on worker threads. The
+ * calls of one owner on one lock still run one after another, in call order.
+ *
+ * <p><b>Inspection.</b> {@link #inspect} and {@link #forceRelease} read the queue heads after a
+ * {@code sync}; the holder description and grant time are kept in the node's data, next to the hold
+ * count.
+ *
  * <p><b>Failures.</b> Every call fails fast with {@link BackendUnavailableException} while the
  * client is not connected, and Curator retries a call at most three times within the connection
  * timeout.
@@ -79,6 +92,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private final ThreadPoolExecutor workers;
   private final ScheduledThreadPoolExecutor timer;
   private final ConcurrentHashMap<Key, QueueEntry> entries = new ConcurrentHashMap<>();
+
+  /** Registered lease ends, earliest first; one timer task runs at the earliest (see tick). */
+  private final java.util.concurrent.ConcurrentSkipListSet<LeaseMark> leaseMarks =
+      new java.util.concurrent.ConcurrentSkipListSet<>();
+
+  private final AtomicLong leaseSeq = new AtomicLong();
+  private final long originNanos = System.nanoTime();
+  private final java.util.concurrent.locks.ReentrantLock tickLock =
+      new java.util.concurrent.locks.ReentrantLock();
+  private @Nullable ScheduledFuture<?> nextTick; // guarded by tickLock
+  private long nextTickAt; // guarded by tickLock
 
   /** Waits whose clean-up failed for want of a connection: retried on reconnection. */
   private final Set<Key> abandonAfterReconnect = ConcurrentHashMap.newKeySet();
@@ -224,13 +248,124 @@ public final class ZooKeeperLockBackend implements LockBackend {
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
     Key key = new Key(lockName, owner);
-    return submit(
-        key,
-        "acquire '" + lockName + "'",
-        () -> withEntry(key, true, entry -> acquire(key, entry, lease.toNanos())));
+    // On the caller's thread: the description names the thread that acquires.
+    String description =
+        LockPaths.description(System.currentTimeMillis(), HolderDescription.of(owner));
+    long leaseNanos = lease.toNanos();
+    return submitAsync(
+        key, "acquire '" + lockName + "'", true, () -> acquireFast(key, leaseNanos, description));
   }
 
-  private AcquireResult acquire(Key key, QueueEntry entry, long leaseNanos) throws Exception {
+  /**
+   * The common cases without a thread hop and with one round trip of latency: a new queue node is
+   * created and the queue listed in one pipelined exchange (ZooKeeper answers the requests of one
+   * session in order, and the listing is read after the create is applied); a waiter's re-attempt
+   * uses the listing already requested when its predecessor's watch fired. Everything else (lost
+   * create answers, re-entry, joining an owner id's hold, setting a watch) runs the blocking {@link
+   * #acquire} on a worker thread. Runs on the caller's thread or the thread that finished the
+   * previous call of the same key, and never blocks.
+   */
+  private CompletableFuture<AcquireResult> acquireFast(
+      Key key, long leaseNanos, String description) {
+    QueueEntry entry = entries.computeIfAbsent(key, k -> new QueueEntry());
+    String node = entry.node;
+    if (entry.uncertain || entry.localHolds > 0 || !client.getZookeeperClient().isConnected()) {
+      return acquireOnWorker(key, leaseNanos, description, null);
+    }
+    String parent = paths.lockPath(key.lockName);
+    if (node != null) {
+      Prefetch prefetch = entry.prefetch;
+      entry.prefetch = null;
+      CompletableFuture<CuratorEvent> listing =
+          prefetch != null && prefetch.node.equals(node) ? prefetch.children : listAsync(parent);
+      return listing
+          .exceptionally(e -> null)
+          .thenCompose(event -> decide(key, entry, node, event, leaseNanos, description));
+    }
+    entry.uncertain = true; // until the create's answer arrives
+    CompletableFuture<CuratorEvent> created = new CompletableFuture<>();
+    try {
+      client
+          .create()
+          .creatingParentContainersIfNeeded()
+          .withProtection()
+          .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+          .inBackground((c, event) -> created.complete(event))
+          .forPath(
+              paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)),
+              LockPaths.data(1, description));
+    } catch (Exception e) {
+      created.completeExceptionally(e);
+    }
+    CompletableFuture<CuratorEvent> listing = listAsync(parent);
+    return created
+        .thenCombine(listing.exceptionally(e -> null), Map::entry)
+        .thenCompose(
+            answers -> {
+              CuratorEvent create = answers.getKey();
+              Stat stat = create.getStat();
+              if (create.getResultCode() != KeeperException.Code.OK.intValue() || stat == null) {
+                // Not created, or no answer: the blocking path adopts a node we may have made.
+                return acquireOnWorker(key, leaseNanos, description, null);
+              }
+              String path = create.getName();
+              entry.node = path;
+              entry.czxid = stat.getCzxid();
+              entry.version = stat.getVersion();
+              entry.holdCount = 1;
+              entry.description = description;
+              entry.uncertain = false;
+              return decide(key, entry, path, answers.getValue(), leaseNanos, description);
+            });
+  }
+
+  /**
+   * Grants if {@code node} heads the queue listed in {@code listing} (requested after {@code node}
+   * was created); otherwise hands over to the blocking path, with the listing if it holds our node.
+   */
+  private CompletableFuture<AcquireResult> decide(
+      Key key,
+      QueueEntry entry,
+      String node,
+      @Nullable CuratorEvent listing,
+      long leaseNanos,
+      String description) {
+    if (listing == null || listing.getResultCode() != KeeperException.Code.OK.intValue()) {
+      return acquireOnWorker(key, leaseNanos, description, null);
+    }
+    List<String> queue = LockPaths.queueOrder(listing.getChildren());
+    int position = queue.indexOf(node.substring(node.lastIndexOf('/') + 1));
+    if (position == 0 && node.equals(entry.node) && entry.localHolds == 0) {
+      entry.localHolds = 1;
+      extendLease(key, entry, System.nanoTime() + leaseNanos);
+      return CompletableFuture.completedFuture(
+          new AcquireResult.Granted(entry.czxid, entry.holdCount));
+    }
+    // Waiting, joining an owner id's hold, or our node is missing from a listing that may have
+    // been read before a create that had to make the parent first: the blocking path decides.
+    return acquireOnWorker(key, leaseNanos, description, position > 0 ? queue : null);
+  }
+
+  private CompletableFuture<AcquireResult> acquireOnWorker(
+      Key key, long leaseNanos, String description, @Nullable List<String> listing) {
+    return onWorker(
+        "acquire '" + key.lockName + "'",
+        () -> withEntry(key, true, e -> acquire(key, e, leaseNanos, description, listing)));
+  }
+
+  /**
+   * One attempt, blocking (on a worker thread).
+   *
+   * @param listing the queue in order as read after this owner's node was created, or null to read
+   *     it
+   */
+  private AcquireResult acquire(
+      Key key,
+      QueueEntry entry,
+      long leaseNanos,
+      String description,
+      @Nullable List<String> listing)
+      throws Exception {
     String parent = paths.lockPath(key.lockName);
     String ownerKey = LockPaths.ownerKey(key.owner);
     for (int round = 0; round < MAX_ROUNDS; round++) {
@@ -250,11 +385,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
           adoptOrDeleteOrphans(entry, parent, ownerKey);
         }
         if (entry.node == null) {
-          create(entry, key);
+          create(entry, key, description);
         }
         node = Objects.requireNonNull(entry.node);
       }
-      List<String> queue = children(parent);
+      List<String> queue = round == 0 && listing != null ? listing : children(parent);
       String mine = node.substring(node.lastIndexOf('/') + 1);
       int position = queue.indexOf(mine);
       if (position < 0) {
@@ -289,7 +424,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return new AcquireResult.Held(null);
   }
 
-  private void create(QueueEntry entry, Key key) throws Exception {
+  private void create(QueueEntry entry, Key key, String description) throws Exception {
     ensureConnected();
     Stat stat = new Stat();
     entry.uncertain = true;
@@ -301,8 +436,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
             .withProtection()
             .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
             .forPath(
-                paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)), LockPaths.data(1));
+                paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)),
+                LockPaths.data(1, description));
     entry.node = path;
+    entry.description = description;
     entry.czxid = stat.getCzxid();
     entry.version = stat.getVersion();
     entry.holdCount = 1;
@@ -328,7 +465,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       if (entry.node == null) {
         entry.node = path;
         entry.czxid = stat.getCzxid();
-        entry.version = stat.getVersion();
+        entry.version = -1; // read the data (hold count, description) before changing it
         entry.holdCount = 1;
       } else {
         deleteQuietly(path);
@@ -350,7 +487,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
     entry.node = headPath;
     entry.czxid = stat.getCzxid();
     entry.version = stat.getVersion();
-    entry.holdCount = LockPaths.holdCount(data);
+    LockPaths.NodeData parsed = LockPaths.NodeData.parse(data);
+    entry.holdCount = parsed.holds();
+    entry.description = parsed.description();
     if (changeHoldCount(entry, +1) == null) {
       entry.node = ownNode;
       return null;
@@ -390,6 +529,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
     QueueEntry entry = entries.get(key);
     if (entry != null && predecessor.equals(entry.watched)) {
       entry.watched = null;
+      String node = entry.node;
+      if (node != null
+          && event.getType() == Watcher.Event.EventType.NodeDeleted
+          && client.getZookeeperClient().isConnected()) {
+        // Ask for the queue now, while the core wakes the waiter: its re-attempt uses this answer
+        // (read after the deletion, so no older than one the re-attempt would read itself).
+        entry.prefetch = new Prefetch(node, listAsync(paths.lockPath(key.lockName)));
+      }
     }
     ReleaseListener listener = listeners.get(key.lockName);
     if (listener != null) {
@@ -406,9 +553,62 @@ public final class ZooKeeperLockBackend implements LockBackend {
   @Override
   public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
     Key key = new Key(lockName, owner);
-    return submit(
-        key,
-        "release '" + lockName + "'",
+    return submitAsync(key, "release '" + lockName + "'", true, () -> releaseFast(key));
+  }
+
+  /**
+   * The last hold of a node whose version we know: one version-checked delete, sent from the
+   * calling thread. Anything else (a hold count above one, an unknown version, another client of
+   * the same owner id changed the count) runs the blocking {@link #releaseOwn} on a worker.
+   */
+  private CompletableFuture<ReleaseResult> releaseFast(Key key) {
+    QueueEntry entry = entries.get(key);
+    String node = entry == null ? null : entry.node;
+    if (entry == null
+        || node == null
+        || entry.localHolds != 1
+        || entry.holdCount != 1
+        || entry.version < 0
+        || !client.getZookeeperClient().isConnected()) {
+      return releaseOnWorker(key);
+    }
+    CompletableFuture<CuratorEvent> deleted = new CompletableFuture<>();
+    try {
+      client
+          .delete()
+          .withVersion(entry.version)
+          .inBackground((c, event) -> deleted.complete(event))
+          .forPath(node);
+    } catch (Exception e) {
+      deleted.completeExceptionally(e);
+    }
+    return deleted.thenCompose(
+        event -> {
+          KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+          switch (code) {
+            case OK:
+              entry.holdCount = 0;
+              entry.localHolds = 0;
+              removeEntry(key, entry);
+              return CompletableFuture.completedFuture(ReleaseResult.RELEASED);
+            case NONODE:
+              entry.localHolds = 0;
+              removeEntry(key, entry);
+              return CompletableFuture.completedFuture(ReleaseResult.NOT_HELD);
+            case BADVERSION:
+              entry.version = -1; // another client of the same owner id changed the count
+              return releaseOnWorker(key);
+            default:
+              return CompletableFuture.failedFuture(
+                  new BackendUnavailableException(
+                      "ZooKeeper at " + description + " failed a release: " + code));
+          }
+        });
+  }
+
+  private CompletableFuture<ReleaseResult> releaseOnWorker(Key key) {
+    return onWorker(
+        "release '" + key.lockName + "'",
         () -> withEntry(key, false, e -> e == null ? releaseForeign(key) : releaseOwn(key, e)));
   }
 
@@ -455,7 +655,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
       if (entry.version < 0) {
         Stat stat = new Stat();
         try {
-          entry.holdCount = LockPaths.holdCount(client.getData().storingStatIn(stat).forPath(node));
+          LockPaths.NodeData parsed =
+              LockPaths.NodeData.parse(client.getData().storingStatIn(stat).forPath(node));
+          entry.holdCount = parsed.holds();
+          entry.description = parsed.description();
         } catch (KeeperException.NoNodeException e) {
           return null;
         }
@@ -469,7 +672,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
           entry.holdCount = 0;
           return 0;
         }
-        Stat stat = client.setData().withVersion(entry.version).forPath(node, LockPaths.data(next));
+        Stat stat =
+            client
+                .setData()
+                .withVersion(entry.version)
+                .forPath(node, LockPaths.data(next, entry.description));
         entry.version = stat.getVersion();
         entry.holdCount = next;
         return next;
@@ -492,11 +699,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
     // The clean-up is queued behind this owner's earlier calls (so it sees their node) but not
     // waited for: an acquisition still stuck on a lost connection must not also delay the caller.
     // If the connection is down, it is retried once the same session is back.
-    submit(
-            key,
-            "abandon wait for '" + lockName + "'",
-            false,
-            () -> withEntry(key, false, e -> leave(key, e)))
+    // When nothing is pending for the key, the delete is sent from this thread, before any later
+    // request of this client: a new attempt of the same client never sees the abandoned node.
+    submitAsync(key, "abandon wait for '" + lockName + "'", false, () -> leaveFast(key))
         .whenComplete(
             (v, failure) -> {
               if (failure != null) {
@@ -505,6 +710,47 @@ public final class ZooKeeperLockBackend implements LockBackend {
               }
             });
     return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Deletes a waiter's known node with one background request; an uncertain create (answer lost)
+   * runs the blocking {@link #leave} on a worker to find the node it may have made.
+   */
+  private CompletableFuture<Void> leaveFast(Key key) {
+    QueueEntry entry = entries.get(key);
+    if (entry == null || entry.localHolds > 0) {
+      return CompletableFuture.completedFuture(null);
+    }
+    String node = entry.node;
+    if (entry.uncertain || !client.getZookeeperClient().isConnected()) {
+      return onWorker(
+          "abandon wait for '" + key.lockName + "'",
+          () -> withEntry(key, false, e -> leave(key, e)));
+    }
+    if (node == null) {
+      removeEntry(key, entry);
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> deleted = new CompletableFuture<>();
+    try {
+      client
+          .delete()
+          .inBackground(
+              (c, event) -> {
+                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
+                  removeEntry(key, entry);
+                  deleted.complete(null);
+                } else {
+                  deleted.completeExceptionally(
+                      failed("abandon wait for '" + key.lockName + "'", code));
+                }
+              })
+          .forPath(node);
+    } catch (Exception e) {
+      deleted.completeExceptionally(e);
+    }
+    return deleted;
   }
 
   private @Nullable Void leave(Key key, @Nullable QueueEntry entry) throws Exception {
@@ -599,17 +845,72 @@ public final class ZooKeeperLockBackend implements LockBackend {
     if (until - entry.leaseEndNanos > 0) {
       entry.leaseEndNanos = until;
     }
-    if (entry.leaseTimer == null) {
+    if (entry.leaseMark == null) {
       scheduleLeaseEnd(key, entry);
     }
   }
 
+  /**
+   * Registers the entry's lease end with the one lease timer. An extension does not touch the
+   * registration: when it comes due, {@link #leaseEnded} finds the later end and registers again.
+   */
   private void scheduleLeaseEnd(Key key, QueueEntry entry) {
-    long delay = Math.max(0, entry.leaseEndNanos - System.nanoTime());
+    LeaseMark mark =
+        new LeaseMark(entry.leaseEndNanos - originNanos, leaseSeq.incrementAndGet(), key, entry);
+    entry.leaseMark = mark;
+    leaseMarks.add(mark);
+    tickNoLaterThan(mark.at);
+  }
+
+  /**
+   * Makes sure the lease timer runs no later than {@code at}. In the common case (leases of one
+   * length, granted one after another) a timer run is already due earlier, so a grant neither
+   * schedules a task nor wakes the timer thread.
+   */
+  private void tickNoLaterThan(long at) {
+    tickLock.lock();
     try {
-      entry.leaseTimer = timer.schedule(() -> leaseEnded(key, entry), delay, TimeUnit.NANOSECONDS);
+      ScheduledFuture<?> scheduled = nextTick;
+      if (scheduled != null && nextTickAt - at <= 0) {
+        return;
+      }
+      if (scheduled != null) {
+        scheduled.cancel(false);
+      }
+      nextTickAt = at;
+      long delay = Math.max(0, at - (System.nanoTime() - originNanos));
+      nextTick = timer.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
-      entry.leaseTimer = null; // closing
+      nextTick = null; // closing
+    } finally {
+      tickLock.unlock();
+    }
+  }
+
+  /** Handles the lease marks that are due, and schedules the next run for the earliest other. */
+  private void tick() {
+    tickLock.lock();
+    try {
+      nextTick = null; // marks registered from now on schedule a run themselves
+    } finally {
+      tickLock.unlock();
+    }
+    long now = System.nanoTime() - originNanos;
+    while (true) {
+      LeaseMark first = leaseMarks.pollFirst();
+      if (first == null) {
+        return;
+      }
+      if (first.at - now > 0) {
+        leaseMarks.add(first);
+        tickNoLaterThan(first.at);
+        return;
+      }
+      QueueEntry entry = first.entry;
+      if (entry.leaseMark == first) {
+        entry.leaseMark = null;
+        leaseEnded(first.key, entry);
+      }
     }
   }
 
@@ -649,12 +950,215 @@ public final class ZooKeeperLockBackend implements LockBackend {
             (v, failure) -> {
               if (failure != null && entries.get(key) == entry) {
                 // Not connected: try again shortly; if the session dies, the node dies with it.
-                entry.leaseTimer = null;
+                entry.leaseMark = null;
                 entry.leaseEndNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
                 scheduleLeaseEnd(key, entry);
               }
             });
   }
+
+  // ---- inspection and administration ---------------------------------------------------------
+
+  /**
+   * Lists the holders of the locks whose names match the glob, from the queue heads under the root.
+   * A {@code sync} first brings the member this client reads from up to date with the leader, so
+   * the answer includes every grant made before the call. {@code heldSince} is the holder's wall
+   * clock when it created its node: for a holder that waited, when it started waiting. {@code
+   * leaseRemaining} is null: the lease is the holder's session, which the ensemble does not report
+   * to other clients.
+   */
+  @Override
+  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
+    Objects.requireNonNull(namePattern, "namePattern");
+    if (!client.getZookeeperClient().isConnected()) {
+      return CompletableFuture.failedFuture(notConnected());
+    }
+    java.util.regex.Pattern glob = glob(namePattern);
+    String operation = "list locks matching '" + namePattern + "'";
+    return syncAsync(paths.root())
+        .thenCompose(v -> listAsync(paths.root()))
+        .thenCompose(
+            event -> {
+              KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+              if (code == KeeperException.Code.NONODE) {
+                return CompletableFuture.completedFuture(List.<LockInfo>of());
+              }
+              if (code != KeeperException.Code.OK) {
+                return CompletableFuture.failedFuture(failed(operation, code));
+              }
+              List<CompletableFuture<java.util.Optional<Holder>>> holders = new ArrayList<>();
+              for (String child : event.getChildren()) {
+                String name = LockPaths.decode(child);
+                if (name != null && glob.matcher(name).matches()) {
+                  holders.add(holder(name, operation, 0));
+                }
+              }
+              return CompletableFuture.allOf(holders.toArray(new CompletableFuture<?>[0]))
+                  .thenApply(
+                      v ->
+                          holders.stream()
+                              .map(CompletableFuture::join)
+                              .flatMap(java.util.Optional::stream)
+                              .map(Holder::info)
+                              .sorted(java.util.Comparator.comparing(LockInfo::name))
+                              .toList());
+            })
+        .handle(
+            (infos, failure) -> {
+              if (failure != null) {
+                throw new java.util.concurrent.CompletionException(failure(operation, failure));
+              }
+              return infos;
+            });
+  }
+
+  /**
+   * Deletes the node at the head of the lock's queue, whoever holds it: its holder finds out at its
+   * next renewal ({@code TAKEN_OVER}), and the next waiter's predecessor watch fires. The delete is
+   * version-checked against the data just read, so the answer describes exactly what was deleted.
+   */
+  @Override
+  public CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String lockName) {
+    if (!client.getZookeeperClient().isConnected()) {
+      return CompletableFuture.failedFuture(notConnected());
+    }
+    return syncAsync(paths.root())
+        .thenCompose(v -> forceRelease(lockName, "force the release of '" + lockName + "'", 0))
+        .handle(
+            (info, failure) -> {
+              if (failure != null) {
+                throw new java.util.concurrent.CompletionException(
+                    failure("force the release of '" + lockName + "'", failure));
+              }
+              return info;
+            });
+  }
+
+  private CompletableFuture<java.util.Optional<LockInfo>> forceRelease(
+      String lockName, String operation, int round) {
+    if (round >= MAX_ROUNDS) {
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException(
+              "The holder of '" + lockName + "' kept changing; gave up after " + round + " tries"));
+    }
+    return holder(lockName, operation, 0)
+        .thenCompose(
+            found -> {
+              if (found.isEmpty()) {
+                return CompletableFuture.completedFuture(java.util.Optional.<LockInfo>empty());
+              }
+              Holder holder = found.get();
+              CompletableFuture<CuratorEvent> deleted = new CompletableFuture<>();
+              try {
+                client
+                    .delete()
+                    .withVersion(holder.version)
+                    .inBackground((c, event) -> deleted.complete(event))
+                    .forPath(holder.path);
+              } catch (Exception e) {
+                deleted.completeExceptionally(e);
+              }
+              return deleted.thenCompose(
+                  event -> {
+                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                    if (code == KeeperException.Code.OK) {
+                      log.warn(
+                          "Forced the release of '{}' held by {} (fencing token {})",
+                          lockName,
+                          holder.info.holder(),
+                          holder.info.fencingToken());
+                      return CompletableFuture.completedFuture(java.util.Optional.of(holder.info));
+                    }
+                    if (code == KeeperException.Code.NONODE
+                        || code == KeeperException.Code.BADVERSION) {
+                      return forceRelease(lockName, operation, round + 1); // changed meanwhile
+                    }
+                    return CompletableFuture.failedFuture(failed(operation, code));
+                  });
+            });
+  }
+
+  /** The head of a lock's queue with its data, read in the background; empty if not held. */
+  private CompletableFuture<java.util.Optional<Holder>> holder(
+      String lockName, String operation, int round) {
+    String parent = paths.lockPath(lockName);
+    return listAsync(parent)
+        .thenCompose(
+            listing -> {
+              KeeperException.Code code = KeeperException.Code.get(listing.getResultCode());
+              if (code == KeeperException.Code.NONODE) {
+                return CompletableFuture.completedFuture(java.util.Optional.<Holder>empty());
+              }
+              if (code != KeeperException.Code.OK) {
+                return CompletableFuture.failedFuture(failed(operation, code));
+              }
+              List<String> queue = LockPaths.queueOrder(listing.getChildren());
+              if (queue.isEmpty()) {
+                return CompletableFuture.completedFuture(java.util.Optional.<Holder>empty());
+              }
+              String head = parent + "/" + queue.get(0);
+              CompletableFuture<CuratorEvent> read = new CompletableFuture<>();
+              try {
+                client.getData().inBackground((c, event) -> read.complete(event)).forPath(head);
+              } catch (Exception e) {
+                read.completeExceptionally(e);
+              }
+              return read.thenCompose(
+                  data -> {
+                    KeeperException.Code dataCode = KeeperException.Code.get(data.getResultCode());
+                    if (dataCode == KeeperException.Code.NONODE && round + 1 < MAX_ROUNDS) {
+                      return holder(lockName, operation, round + 1); // released meanwhile
+                    }
+                    if (dataCode != KeeperException.Code.OK || data.getStat() == null) {
+                      return CompletableFuture.failedFuture(failed(operation, dataCode));
+                    }
+                    Stat stat = data.getStat();
+                    LockPaths.NodeData parsed = LockPaths.NodeData.parse(data.getData());
+                    LockInfo info =
+                        new LockInfo(
+                            lockName,
+                            parsed.holder(),
+                            stat.getCzxid(),
+                            parsed.holds(),
+                            parsed.epochMillis() < 0
+                                ? null
+                                : java.time.Instant.ofEpochMilli(parsed.epochMillis()),
+                            null);
+                    return CompletableFuture.completedFuture(
+                        java.util.Optional.of(new Holder(head, stat.getVersion(), info)));
+                  });
+            });
+  }
+
+  /** A glob ({@code *} any characters, {@code ?} one, everything else literal) as a pattern. */
+  static java.util.regex.Pattern glob(String glob) {
+    StringBuilder regex = new StringBuilder(glob.length() + 8);
+    StringBuilder literal = new StringBuilder();
+    for (int i = 0; i < glob.length(); i++) {
+      char c = glob.charAt(i);
+      if (c == '*' || c == '?') {
+        if (literal.length() > 0) {
+          regex.append(java.util.regex.Pattern.quote(literal.toString()));
+          literal.setLength(0);
+        }
+        regex.append(c == '*' ? ".*" : ".");
+      } else {
+        literal.append(c);
+      }
+    }
+    if (literal.length() > 0) {
+      regex.append(java.util.regex.Pattern.quote(literal.toString()));
+    }
+    return java.util.regex.Pattern.compile(regex.toString(), java.util.regex.Pattern.DOTALL);
+  }
+
+  private BackendUnavailableException failed(String operation, KeeperException.Code code) {
+    return new BackendUnavailableException(
+        "ZooKeeper at " + description + " failed '" + operation + "': " + code);
+  }
+
+  /** The head node of a lock's queue: its path, data version and what it says. */
+  private record Holder(String path, int version, LockInfo info) {}
 
   // ---- release signals and session events -----------------------------------------------------
 
@@ -788,6 +1292,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
     T call() throws Exception;
   }
 
+  @FunctionalInterface
+  private interface AsyncCall<T> {
+    CompletableFuture<T> start();
+  }
+
   /**
    * Runs {@code call} with the entry of {@code key} (created if {@code create}). Only called from
    * tasks that {@link #submit} runs one at a time per key, so no lock is needed here.
@@ -807,9 +1316,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   private void removeEntry(Key key, QueueEntry entry) {
     entries.remove(key, entry);
-    ScheduledFuture<?> t = entry.leaseTimer;
-    if (t != null) {
-      t.cancel(false);
+    LeaseMark mark = entry.leaseMark;
+    if (mark != null) {
+      leaseMarks.remove(mark);
+      entry.leaseMark = null;
     }
     Watcher watcher = entry.watcher;
     String watched = entry.watched;
@@ -832,9 +1342,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   /**
-   * Runs {@code call} on a worker thread, after every earlier call for the same key has finished,
-   * in the order of the calls. So an abandon or release issued after an acquisition (which the core
-   * may have given up waiting for) always sees that acquisition's queue node: none is orphaned.
+   * Runs the blocking {@code call} on a worker thread, after every earlier call for the same key
+   * has finished, in the order of the calls. So an abandon or release issued after an acquisition
+   * (which the core may have given up waiting for) always sees that acquisition's queue node: none
+   * is orphaned.
    */
   private <T> CompletableFuture<T> submit(Key key, String operation, Call<T> call) {
     return submit(key, operation, true, call);
@@ -846,6 +1357,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   private <T> CompletableFuture<T> submit(
       Key key, String operation, boolean failFast, Call<T> call) {
+    return submitAsync(key, operation, failFast, () -> onWorker(operation, call));
+  }
+
+  /**
+   * Starts {@code call} once every earlier call for the same key has finished (at once, on the
+   * calling thread, if none is pending), and counts it finished when its future completes. {@code
+   * call} must not block: it sends requests in the background or hands blocking work to {@link
+   * #onWorker}.
+   */
+  private <T> CompletableFuture<T> submitAsync(
+      Key key, String operation, boolean failFast, AsyncCall<T> call) {
     CompletableFuture<T> result = new CompletableFuture<>();
     if (closed.get()) {
       result.completeExceptionally(new IllegalStateException("The ZooKeeper backend is closed"));
@@ -856,30 +1378,24 @@ public final class ZooKeeperLockBackend implements LockBackend {
       return result;
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
-    Runnable task =
-        () -> {
-          try {
-            result.complete(call.call());
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            result.completeExceptionally(unavailable(operation, e));
-          } catch (Exception e) {
-            result.completeExceptionally(unavailable(operation, e));
-          } finally {
-            tails.remove(key, done);
-            done.complete(null);
-          }
-        };
     Runnable start =
         () -> {
+          CompletableFuture<T> running;
           try {
-            workers.execute(task);
-          } catch (RejectedExecutionException e) {
-            result.completeExceptionally(
-                new IllegalStateException("The ZooKeeper backend is closed", e));
-            tails.remove(key, done);
-            done.complete(null);
+            running = call.start();
+          } catch (RuntimeException e) {
+            running = CompletableFuture.failedFuture(e);
           }
+          running.whenComplete(
+              (value, failure) -> {
+                if (failure == null) {
+                  result.complete(value);
+                } else {
+                  result.completeExceptionally(failure(operation, failure));
+                }
+                tails.remove(key, done);
+                done.complete(null);
+              });
         };
     @SuppressWarnings("unchecked")
     CompletableFuture<Void>[] previous = new CompletableFuture[1];
@@ -897,6 +1413,78 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return result;
   }
 
+  /** Runs the blocking {@code call} on a worker thread. */
+  private <T> CompletableFuture<T> onWorker(String operation, Call<T> call) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    try {
+      workers.execute(
+          () -> {
+            try {
+              result.complete(call.call());
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              result.completeExceptionally(unavailable(operation, e));
+            } catch (Exception e) {
+              result.completeExceptionally(unavailable(operation, e));
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(new IllegalStateException("The ZooKeeper backend is closed", e));
+    }
+    return result;
+  }
+
+  /** What a call's future fails with: the backend's own exceptions as they are, others mapped. */
+  private Throwable failure(String operation, Throwable failure) {
+    Throwable cause =
+        failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+            ? failure.getCause()
+            : failure;
+    if (cause instanceof BackendUnavailableException || cause instanceof IllegalStateException) {
+      return cause;
+    }
+    return unavailable(operation, cause);
+  }
+
+  /**
+   * Brings the member this client talks to up to date with the leader, so that the reads sent after
+   * it see every write committed before it (ZooKeeper's {@code sync}).
+   */
+  private CompletableFuture<Void> syncAsync(String path) {
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    try {
+      client
+          .sync()
+          .inBackground(
+              (c, event) -> {
+                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
+                  answer.complete(null);
+                } else {
+                  answer.completeExceptionally(failed("sync " + path, code));
+                }
+              })
+          .forPath(path);
+    } catch (Exception e) {
+      answer.completeExceptionally(unavailable("sync " + path, e));
+    }
+    return answer;
+  }
+
+  /**
+   * The children of {@code path}, requested in the background: completes with the answer whatever
+   * its result code, exceptionally only if the request could not be sent.
+   */
+  private CompletableFuture<CuratorEvent> listAsync(String path) {
+    CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+    try {
+      client.getChildren().inBackground((c, event) -> answer.complete(event)).forPath(path);
+    } catch (Exception e) {
+      answer.completeExceptionally(unavailable("list " + path, e));
+    }
+    return answer;
+  }
+
   private static ThreadFactory daemonThreads(String name) {
     AtomicInteger n = new AtomicInteger();
     return runnable -> {
@@ -910,6 +1498,22 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private record Key(String lockName, String owner) {}
 
   /**
+   * A lease end registered with the lease timer, ordered by {@code at} (nanoseconds since the
+   * backend's origin, so plain comparison is safe) and then by registration.
+   */
+  private record LeaseMark(long at, long seq, Key key, QueueEntry entry)
+      implements Comparable<LeaseMark> {
+    @Override
+    public int compareTo(LeaseMark other) {
+      int byTime = Long.compare(at, other.at);
+      return byTime != 0 ? byTime : Long.compare(seq, other.seq);
+    }
+  }
+
+  /** A listing of the queue requested after {@code node} was created. */
+  private record Prefetch(String node, CompletableFuture<CuratorEvent> children) {}
+
+  /**
    * What this backend knows of one owner's queue node for one lock. Fields are changed by that
    * owner's calls, which run one at a time per key; the watcher, the lease timer and renewal read
    * the volatile ones.
@@ -920,19 +1524,29 @@ public final class ZooKeeperLockBackend implements LockBackend {
     int version;
     int holdCount;
 
+    /** The node's data after the hold count: grant time and holder description. */
+    String description = "";
+
     /** A create was sent whose answer was lost: a node of ours may exist unknown to us. */
-    boolean uncertain;
+    volatile boolean uncertain;
+
+    /** The queue as requested when the predecessor's watch fired, for the next attempt. */
+    volatile @Nullable Prefetch prefetch;
 
     /** Grants made through this backend and not yet released. */
     volatile int localHolds;
 
     volatile long leaseEndNanos;
-    volatile @Nullable ScheduledFuture<?> leaseTimer;
+
+    /** This entry's registration with the lease timer, or null. */
+    volatile @Nullable LeaseMark leaseMark;
+
     volatile @Nullable String watched;
     volatile @Nullable Watcher watcher;
 
     void forgetNode() {
       node = null;
+      prefetch = null;
       localHolds = 0;
       watched = null;
       watcher = null;
