@@ -1,0 +1,5 @@
+/** The flash sale as a Spring Boot service guarded by {@code @DistributedLock}. */
+@NullMarked
+package io.dlock.examples.spring;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,107 @@
+package io.dlock.examples.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.dlock.testkit.TestTiming;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * The example as a user runs it: the application with its embedded redis-server, and concurrent
+ * buyers over HTTP. With the lock nothing is oversold; without it, the same requests oversell.
+ */
+@SpringBootTest(
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "flashsale.payment-time=50ms")
+class FlashSaleApplicationTest {
+  private static final int STOCK = 10;
+  private static final int BUYERS = 16;
+
+  @LocalServerPort int port;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final ObjectMapper json = new ObjectMapper();
+
+  @Test
+  void concurrentBuyersThroughTheLockNeverOversell() throws Exception {
+    post("/sale/sku-1/restock?quantity=" + STOCK);
+    List<HttpResponse<String>> responses = buyConcurrently("/sale/sku-1/buy?quantity=1");
+
+    long ok = responses.stream().filter(r -> r.statusCode() == 200).count();
+    long soldOut = responses.stream().filter(r -> r.statusCode() == 409).count();
+    assertThat(ok).isEqualTo(STOCK);
+    assertThat(soldOut).isEqualTo(BUYERS - STOCK);
+    JsonNode inventory = get("/sale/sku-1");
+    assertThat(inventory.get("stock").asInt()).isZero();
+    assertThat(inventory.get("sold").asInt()).isEqualTo(STOCK);
+    // Every sale carried a fencing token, each newer than the one before.
+    List<Long> tokens = new ArrayList<>();
+    for (HttpResponse<String> r : responses) {
+      if (r.statusCode() == 200) {
+        tokens.add(json.readTree(r.body()).get("fencingToken").asLong());
+      }
+    }
+    assertThat(tokens).doesNotHaveDuplicates().allMatch(t -> t > 0);
+  }
+
+  @Test
+  void theSameBuyersWithoutTheLockOversell() throws Exception {
+    post("/sale/sku-2/restock?quantity=" + STOCK);
+    buyConcurrently("/sale/sku-2/buy-unlocked?quantity=1");
+    // Buyers read the same stock during one another's 50 ms payment and each sold an item.
+    assertThat(get("/sale/sku-2").get("sold").asInt()).isGreaterThan(STOCK);
+  }
+
+  @Test
+  void theLocksEndpointAndHealthAreExposed() throws Exception {
+    assertThat(get("/actuator/locks").get("backend").asText()).isEqualTo("redis");
+    assertThat(get("/actuator/health/dlock").get("status").asText()).isEqualTo("UP");
+  }
+
+  private List<HttpResponse<String>> buyConcurrently(String path) throws Exception {
+    List<CompletableFuture<HttpResponse<String>>> futures = new ArrayList<>();
+    for (int i = 0; i < BUYERS; i++) {
+      futures.add(
+          http.sendAsync(
+              HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+              HttpResponse.BodyHandlers.ofString()));
+    }
+    List<HttpResponse<String>> responses = new ArrayList<>();
+    long timeout = TestTiming.scaled(Duration.ofSeconds(30)).toMillis();
+    for (CompletableFuture<HttpResponse<String>> f : futures) {
+      responses.add(f.get(timeout, TimeUnit.MILLISECONDS));
+    }
+    return responses;
+  }
+
+  private JsonNode get(String path) throws Exception {
+    HttpResponse<String> response =
+        http.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    return json.readTree(response.body());
+  }
+
+  private void post(String path) throws Exception {
+    HttpResponse<String> response =
+        http.send(
+            HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+  }
+
+  private URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + port + path);
+  }
+}

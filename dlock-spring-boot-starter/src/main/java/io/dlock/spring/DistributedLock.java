@@ -1,0 +1,75 @@
+package io.dlock.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method while holding a distributed lock: acquired before the method, released
+ * after it, or, when the method runs inside a Spring-managed transaction, after that transaction
+ * completed (commit or rollback), so that the next holder reads committed data.
+ *
+ * <p>The lock name is {@code dlock.key-prefix + name}, followed by {@code ":" + key} when a key is
+ * given. The key is a SpEL expression over the method's arguments ({@code #order.id}, {@code #p0});
+ * it is parsed and its variables checked when the bean is created, so a typo fails the start-up,
+ * and a key that evaluates to null fails the call with a message naming the method and the
+ * expression.
+ *
+ * <pre>{@code
+ * @DistributedLock(name = "stock", key = "#sku", waitTime = "2s")
+ * @Transactional
+ * public void buy(String sku, int quantity, @FencingToken long token) { ... }
+ * }</pre>
+ *
+ * <p>The fencing token of the grant is available in the method through {@link
+ * DistributedLockContext#currentFencingToken()}, or as a {@code long} parameter annotated with
+ * {@link FencingToken} (the caller's value is replaced).
+ *
+ * <p>Works on Spring beans called through their proxy (not on calls from inside the same object),
+ * like {@code @Transactional}. Holds are reentrant for the calling thread.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface DistributedLock {
+
+  /**
+   * The lock's name, also the {@code lock} tag of its metrics (never the evaluated key, which could
+   * have unbounded values). Defaults to {@code SimpleClassName.methodName}.
+   */
+  String name() default "";
+
+  /**
+   * A SpEL expression over the method's arguments that is appended to the name: {@code #sku},
+   * {@code #order.id}, {@code #p0 + '-' + #p1}. Parameters are known by name when the code is
+   * compiled with {@code -parameters}, and always as {@code #p0}, {@code #a0}, ... Empty: the name
+   * alone.
+   */
+  String key() default "";
+
+  /**
+   * How long to wait for the lock: {@code "500ms"}, {@code "2s"}, {@code "PT2S"}, {@code "0"} for
+   * one attempt, or a {@code ${property}}. Empty: {@code dlock.wait-time}.
+   */
+  String waitTime() default "";
+
+  /**
+   * The lease time, as {@link #waitTime()}. Empty: {@code dlock.lease-time}. The lease is renewed
+   * while the method runs unless {@code dlock.renew-lease=false}.
+   */
+  String leaseTime() default "";
+
+  /**
+   * What happens when the lock is not acquired within the wait, or the backend cannot be reached.
+   */
+  OnLockFailure onFailure() default OnLockFailure.THROW;
+
+  /**
+   * With {@link OnLockFailure#FALLBACK}: the name of a method of the same class, with the same
+   * parameters (optionally followed by one {@link io.dlock.LockException} parameter) and a
+   * compatible return type, that is called instead.
+   */
+  String fallback() default "";
+}

@@ -1,0 +1,134 @@
+package io.dlock.spring;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.Lease;
+import io.dlock.LockException;
+import io.dlock.LockLostException;
+import io.dlock.LockTimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Runs a {@link DistributedLock} method under its lock.
+ *
+ * <p>Release: after the method, unless the method ran inside a Spring-managed transaction (active
+ * transaction synchronization) and {@code dlock.release-after-transaction} is on; the release then
+ * runs after the transaction completed, commit or rollback, so that no other holder can read what
+ * this one wrote before it is committed. If the lease was lost while the method ran inside such a
+ * transaction, the interceptor throws {@link LockLostException} so that the transaction rolls back
+ * instead of committing writes made without the lock.
+ */
+public final class DistributedLockInterceptor implements MethodInterceptor {
+  private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
+
+  private final LockedMethods methods;
+  private final Supplier<LockAcquirer> acquirer;
+  private final BooleanSupplier releaseAfterTransaction;
+
+  /**
+   * @param acquirer the acquirer, looked up at the first call: the advisor is created while the
+   *     application context is still registering its post-processors, too early for the lock client
+   *     and the meter registry
+   * @param releaseAfterTransaction whether to defer the release to the end of a surrounding
+   *     transaction; see {@code dlock.release-after-transaction}
+   */
+  public DistributedLockInterceptor(
+      LockedMethods methods,
+      Supplier<LockAcquirer> acquirer,
+      BooleanSupplier releaseAfterTransaction) {
+    this.methods = methods;
+    this.acquirer = acquirer;
+    this.releaseAfterTransaction = releaseAfterTransaction;
+  }
+
+  @Override
+  public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+    Object target = invocation.getThis();
+    Class<?> targetClass = target == null ? null : AopUtils.getTargetClass(target);
+    LockedMethod method = methods.get(invocation.getMethod(), targetClass);
+    Object[] args = invocation.getArguments();
+    String name = method.lockName(args, target);
+    Lease lease;
+    try {
+      lease = acquirer.get().acquire(method.name(), name, method.waitTime(), method.options());
+    } catch (LockTimeoutException | BackendUnavailableException e) {
+      log.debug("{}: lock '{}' not acquired: {}", method.description(), name, e.getMessage());
+      return method.onFailure(args, target, e);
+    }
+    if (method.fencingTokenIndex() >= 0) {
+      // The invocation's own argument array: what the method receives.
+      args[method.fencingTokenIndex()] = lease.fencingToken();
+    }
+    Object result;
+    DistributedLockContext.push(lease);
+    try {
+      result = invocation.proceed();
+    } catch (Throwable t) {
+      DistributedLockContext.pop();
+      releaseOrDefer(lease, method);
+      throw t;
+    }
+    DistributedLockContext.pop();
+    boolean deferred = releaseOrDefer(lease, method);
+    if (!lease.isValid() && lease.state() != io.dlock.LeaseState.RELEASED) {
+      String message =
+          "the lease of lock '"
+              + lease.lockName()
+              + "' (fencing token "
+              + lease.fencingToken()
+              + ") was lost while "
+              + method.description()
+              + " ran";
+      if (deferred) {
+        throw new LockLostException(message + "; the transaction is rolled back");
+      }
+      log.warn("{}; another holder may have run at the same time", message);
+    }
+    return result;
+  }
+
+  /** Releases now, or after the surrounding transaction; true if deferred. */
+  private boolean releaseOrDefer(Lease lease, LockedMethod method) {
+    if (releaseAfterTransaction.getAsBoolean()
+        && TransactionSynchronizationManager.isSynchronizationActive()) {
+      TransactionSynchronizationManager.registerSynchronization(
+          new ReleaseAfterCompletion(lease, method.description()));
+      return true;
+    }
+    release(lease, method.description());
+    return false;
+  }
+
+  private static void release(Lease lease, String description) {
+    try {
+      lease.release();
+    } catch (LockException e) {
+      // The method's work is done; the lock expires on the server after its lease.
+      log.warn("{}: release of lock '{}' failed: {}", description, lease.lockName(), e.toString());
+    }
+  }
+
+  /** Releases a lease once the transaction it was taken in has committed or rolled back. */
+  private static final class ReleaseAfterCompletion implements TransactionSynchronization {
+    private final Lease lease;
+    private final String description;
+
+    ReleaseAfterCompletion(Lease lease, String description) {
+      this.lease = lease;
+      this.description = description;
+    }
+
+    @Override
+    public void afterCompletion(int status) {
+      release(lease, description);
+    }
+  }
+}

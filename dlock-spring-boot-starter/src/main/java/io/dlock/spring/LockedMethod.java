@@ -1,0 +1,191 @@
+package io.dlock.spring;
+
+import io.dlock.LockException;
+import io.dlock.LockOptions;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+
+/**
+ * A {@link DistributedLock} method, parsed and checked once: its lock name pattern, key expression,
+ * wait, lease options, failure strategy and fencing-token parameter.
+ */
+final class LockedMethod {
+  private final String description;
+  private final String name;
+  private final @Nullable Expression key;
+  private final Duration waitTime;
+  private final LockOptions options;
+  private final OnLockFailure onFailure;
+  private final @Nullable Method fallback;
+  private final int fencingTokenIndex;
+  private final Method method;
+  private final ParameterNameDiscoverer parameterNames;
+  private final @Nullable BeanResolver beanResolver;
+
+  LockedMethod(
+      String description,
+      String name,
+      @Nullable Expression key,
+      Duration waitTime,
+      LockOptions options,
+      OnLockFailure onFailure,
+      @Nullable Method fallback,
+      int fencingTokenIndex,
+      Method method,
+      ParameterNameDiscoverer parameterNames,
+      @Nullable BeanResolver beanResolver) {
+    this.description = description;
+    this.name = name;
+    this.key = key;
+    this.waitTime = waitTime;
+    this.options = options;
+    this.onFailure = onFailure;
+    this.fallback = fallback;
+    this.fencingTokenIndex = fencingTokenIndex;
+    this.method = method;
+    this.parameterNames = parameterNames;
+    this.beanResolver = beanResolver;
+  }
+
+  /** {@code SimpleClassName.method(ParamType, ...)}, for messages. */
+  String description() {
+    return description;
+  }
+
+  /** The name pattern: the lock name without key, the {@code lock} tag of metrics. */
+  String name() {
+    return name;
+  }
+
+  Duration waitTime() {
+    return waitTime;
+  }
+
+  LockOptions options() {
+    return options;
+  }
+
+  int fencingTokenIndex() {
+    return fencingTokenIndex;
+  }
+
+  /**
+   * The lock name for one call (without the key prefix).
+   *
+   * @throws IllegalArgumentException naming the method and the expression if the key fails or is
+   *     null
+   */
+  String lockName(Object[] args, @Nullable Object target) {
+    if (key == null) {
+      return name;
+    }
+    MethodBasedEvaluationContext context =
+        new MethodBasedEvaluationContext(
+            new KeyRoot(method, args, target), method, args, parameterNames);
+    if (beanResolver != null) {
+      context.setBeanResolver(beanResolver);
+    }
+    Object value;
+    try {
+      value = key.getValue(context);
+    } catch (EvaluationException e) {
+      throw new IllegalArgumentException(
+          "@DistributedLock key '"
+              + key.getExpressionString()
+              + "' of "
+              + description
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
+    if (value == null) {
+      throw new IllegalArgumentException(
+          "@DistributedLock key '"
+              + key.getExpressionString()
+              + "' of "
+              + description
+              + " evaluated to null; a lock needs a key (check the arguments of the call)");
+    }
+    return name + ":" + value;
+  }
+
+  /**
+   * What the call returns when the lock was not acquired.
+   *
+   * @throws Throwable {@code failure} for {@link OnLockFailure#THROW}, or what the fallback throws
+   */
+  @Nullable Object onFailure(Object[] args, @Nullable Object target, LockException failure)
+      throws Throwable {
+    switch (onFailure) {
+      case SKIP:
+        return skippedValue(method.getReturnType());
+      case FALLBACK:
+        Method fb = fallback;
+        if (fb == null || target == null) {
+          throw failure;
+        }
+        Object[] fbArgs = args;
+        if (fb.getParameterCount() == args.length + 1) {
+          fbArgs = java.util.Arrays.copyOf(args, args.length + 1);
+          fbArgs[args.length] = failure;
+        }
+        try {
+          return fb.invoke(target, fbArgs);
+        } catch (InvocationTargetException e) {
+          throw e.getCause();
+        }
+      case THROW:
+      default:
+        throw failure;
+    }
+  }
+
+  private static @Nullable Object skippedValue(Class<?> type) {
+    if (type == Optional.class) {
+      return Optional.empty();
+    }
+    if (!type.isPrimitive() || type == void.class) {
+      return null;
+    }
+    if (type == boolean.class) {
+      return false;
+    }
+    if (type == char.class) {
+      return '\0';
+    }
+    if (type == long.class) {
+      return 0L;
+    }
+    if (type == double.class) {
+      return 0d;
+    }
+    if (type == float.class) {
+      return 0f;
+    }
+    if (type == short.class) {
+      return (short) 0;
+    }
+    if (type == byte.class) {
+      return (byte) 0;
+    }
+    return 0;
+  }
+
+  /**
+   * The root object of key expressions: {@code #root.method}, {@code #root.args}, {@code
+   * #root.target}.
+   *
+   * @param method the annotated method
+   * @param args the call's arguments
+   * @param target the bean
+   */
+  record KeyRoot(Method method, Object[] args, @Nullable Object target) {}
+}

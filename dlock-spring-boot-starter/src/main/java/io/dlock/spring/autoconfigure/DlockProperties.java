@@ -1,0 +1,245 @@
+package io.dlock.spring.autoconfigure;
+
+import io.dlock.LockClientOptions;
+import io.dlock.LockOptions;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code dlock.*} properties. The backend is chosen, in order: a {@link io.dlock.LockClient}
+ * bean of the application; {@code dlock.backend} (a URI, turned into a client by {@link
+ * io.dlock.LockClients#connect}, the same call the command line makes, with {@code
+ * dlock.backend-properties} playing the part of the command line's {@code --config} file).
+ */
+@ConfigurationProperties(prefix = "dlock")
+public class DlockProperties {
+
+  /** Whether the starter configures anything at all. */
+  private boolean enabled = true;
+
+  /**
+   * The backend URI: redis://host:port, rediss://..., zk://host:port/root, jdbc:postgresql://...,
+   * jdbc:mariadb://... or jdbc:h2:... The matching backend module must be on the class path.
+   */
+  private @Nullable String backend;
+
+  /**
+   * Backend settings that do not belong in the URI, passed to the backend as they are: for Redis
+   * username, password, keyPrefix (the Redis key prefix, default "dlock:"), commandTimeout
+   * (ISO-8601 such as PT2S). The same keys as the command line's --config file.
+   */
+  private Map<String, String> backendProperties = new LinkedHashMap<>();
+
+  /**
+   * Prepended to every lock name the starter builds (@DistributedLock, the Spring Integration lock
+   * registry, the ShedLock provider), for example "orders-service:". Empty by default.
+   */
+  private String keyPrefix = "";
+
+  /** How long @DistributedLock waits for a lock when its waitTime is not set. Zero: one attempt. */
+  private Duration waitTime = Duration.ofSeconds(5);
+
+  /** The lease time of locks taken by the starter when @DistributedLock does not set one. */
+  private Duration leaseTime = Duration.ofSeconds(30);
+
+  /**
+   * Whether leases are renewed while their holder runs (true), or fixed and expire after their
+   * lease time even if the method still runs (false).
+   */
+  private boolean renewLease = true;
+
+  /** The longest a single backend call may take before it fails (1 ms to 5 min). */
+  private Duration operationTimeout = Duration.ofSeconds(5);
+
+  /**
+   * Whether a @DistributedLock method that runs inside a Spring-managed transaction keeps its lock
+   * until that transaction completed (commit or rollback). Switching this off lets the next holder
+   * read data the transaction has not committed yet: the lost-update and duplicate-insert race.
+   */
+  private boolean releaseAfterTransaction = true;
+
+  /** Settings of a client built over the application's DataSource (dlock-jdbc). */
+  private final Jdbc jdbc = new Jdbc();
+
+  /** Settings of a client built over the application's CuratorFramework (dlock-zookeeper). */
+  private final Zookeeper zookeeper = new Zookeeper();
+
+  /** The lock name the health indicator takes and releases to check that the backend answers. */
+  private String healthLockName = "dlock-health-check";
+
+  public Jdbc getJdbc() {
+    return jdbc;
+  }
+
+  public Zookeeper getZookeeper() {
+    return zookeeper;
+  }
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public @Nullable String getBackend() {
+    return backend;
+  }
+
+  public void setBackend(@Nullable String backend) {
+    this.backend = backend;
+  }
+
+  public Map<String, String> getBackendProperties() {
+    return backendProperties;
+  }
+
+  public void setBackendProperties(Map<String, String> backendProperties) {
+    this.backendProperties = backendProperties;
+  }
+
+  public String getKeyPrefix() {
+    return keyPrefix;
+  }
+
+  public void setKeyPrefix(String keyPrefix) {
+    this.keyPrefix = keyPrefix;
+  }
+
+  public Duration getWaitTime() {
+    return waitTime;
+  }
+
+  public void setWaitTime(Duration waitTime) {
+    this.waitTime = waitTime;
+  }
+
+  public Duration getLeaseTime() {
+    return leaseTime;
+  }
+
+  public void setLeaseTime(Duration leaseTime) {
+    this.leaseTime = leaseTime;
+  }
+
+  public boolean isRenewLease() {
+    return renewLease;
+  }
+
+  public void setRenewLease(boolean renewLease) {
+    this.renewLease = renewLease;
+  }
+
+  public Duration getOperationTimeout() {
+    return operationTimeout;
+  }
+
+  public void setOperationTimeout(Duration operationTimeout) {
+    this.operationTimeout = operationTimeout;
+  }
+
+  public boolean isReleaseAfterTransaction() {
+    return releaseAfterTransaction;
+  }
+
+  public void setReleaseAfterTransaction(boolean releaseAfterTransaction) {
+    this.releaseAfterTransaction = releaseAfterTransaction;
+  }
+
+  public String getHealthLockName() {
+    return healthLockName;
+  }
+
+  public void setHealthLockName(String healthLockName) {
+    this.healthLockName = healthLockName;
+  }
+
+  /**
+   * The default lock options these properties describe.
+   *
+   * @throws IllegalArgumentException naming the property if the lease time is out of range
+   */
+  public LockOptions toLockOptions() {
+    try {
+      return renewLease
+          ? LockOptions.defaults().withRenewedLease(leaseTime)
+          : LockOptions.defaults().withFixedLease(leaseTime);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("dlock.lease-time: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The client options these properties describe.
+   *
+   * @throws IllegalArgumentException naming the property if a value is out of range
+   */
+  public LockClientOptions toClientOptions() {
+    LockOptions lockOptions = toLockOptions();
+    try {
+      return LockClientOptions.defaults()
+          .withDefaultLockOptions(lockOptions)
+          .withOperationTimeout(operationTimeout);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("dlock.operation-timeout: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The default wait, checked.
+   *
+   * @throws IllegalArgumentException if negative
+   */
+  public Duration checkedWaitTime() {
+    if (waitTime.isNegative()) {
+      throw new IllegalArgumentException("dlock.wait-time must be >= 0, but was " + waitTime);
+    }
+    return waitTime;
+  }
+
+  /** {@code dlock.jdbc.*}: a client over the application's {@code DataSource}. */
+  public static class Jdbc {
+    /** The lock table (lease rows); its fencing sequence is named <table>_fence. */
+    private String table = "dlock_locks";
+
+    /**
+     * Whether to create the lock table and sequence at start if missing. Off by default: schemas
+     * are usually managed by migrations (the DDL is in io/dlock/jdbc/schema/ of dlock-jdbc).
+     */
+    private boolean createSchema = false;
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
+    }
+
+    public boolean isCreateSchema() {
+      return createSchema;
+    }
+
+    public void setCreateSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+    }
+  }
+
+  /** {@code dlock.zookeeper.*}: a client over the application's {@code CuratorFramework}. */
+  public static class Zookeeper {
+    /** The znode under which locks live (under the Curator client's namespace, if any). */
+    private String rootPath = "/dlock";
+
+    public String getRootPath() {
+      return rootPath;
+    }
+
+    public void setRootPath(String rootPath) {
+      this.rootPath = rootPath;
+    }
+  }
+}

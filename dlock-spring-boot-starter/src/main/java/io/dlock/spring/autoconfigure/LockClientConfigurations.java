@@ -1,0 +1,84 @@
+package io.dlock.spring.autoconfigure;
+
+import io.dlock.LockClient;
+import io.dlock.LockClients;
+import io.dlock.jdbc.JdbcLockSettings;
+import io.dlock.jdbc.JdbcLocks;
+import io.dlock.zookeeper.ZooKeeperLocks;
+import javax.sql.DataSource;
+import org.apache.curator.framework.CuratorFramework;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The ways to get a {@link LockClient}, imported by {@link DlockAutoConfiguration} in this order;
+ * the first that applies wins. Not nested in a configuration class, so that Spring does not process
+ * them in reflection order.
+ */
+abstract class LockClientConfigurations {
+  private LockClientConfigurations() {}
+
+  /** The client for {@code dlock.backend}. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty(prefix = "dlock", name = "backend")
+  static class UriClient {
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    LockClient dlockLockClient(DlockProperties properties) {
+      String uri = java.util.Objects.requireNonNull(properties.getBackend());
+      return LockClients.connect(
+          uri, properties.getBackendProperties(), properties.toClientOptions());
+    }
+  }
+
+  /** A client over the application's started {@link CuratorFramework} (dlock-zookeeper). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({ZooKeeperLocks.class, CuratorFramework.class})
+  @ConditionalOnSingleCandidate(CuratorFramework.class)
+  static class CuratorClient {
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    LockClient dlockLockClient(CuratorFramework curator, DlockProperties properties) {
+      return ZooKeeperLocks.newClient(
+          curator, properties.getZookeeper().getRootPath(), properties.toClientOptions());
+    }
+  }
+
+  /** A client over the application's {@link DataSource}: lease rows (dlock-jdbc). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({JdbcLocks.class, DataSource.class})
+  @ConditionalOnSingleCandidate(DataSource.class)
+  static class DataSourceClient {
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    LockClient dlockLockClient(DataSource dataSource, DlockProperties properties) {
+      JdbcLockSettings settings;
+      try {
+        settings =
+            JdbcLockSettings.of(dataSource)
+                .withTable(properties.getJdbc().getTable())
+                .withCreateSchema(properties.getJdbc().isCreateSchema());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("dlock.jdbc.table: " + e.getMessage(), e);
+      }
+      return JdbcLocks.newClient(settings, properties.toClientOptions());
+    }
+  }
+
+  /** Fails the start-up with a useful message when no client was configured. */
+  @Configuration(proxyBeanMethods = false)
+  static class NoBackend {
+    @Bean
+    @ConditionalOnMissingBean
+    LockClient dlockMissingBackend() {
+      throw new IllegalStateException(
+          "dlock has no backend: set dlock.backend (redis://host:6379, zk://host:2181/root,"
+              + " jdbc:...) with the backend module on the class path, or define a LockClient"
+              + " bean; dlock.enabled=false switches the starter off");
+    }
+  }
+}

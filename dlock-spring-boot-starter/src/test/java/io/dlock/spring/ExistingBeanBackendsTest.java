@@ -1,0 +1,143 @@
+package io.dlock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dlock.LockClient;
+import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
+import io.dlock.testkit.TestTiming;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The client built over beans the application already has: its {@code DataSource} (H2 in memory,
+ * lease rows) and its {@code CuratorFramework} (a real ZooKeeper server in this JVM); and {@code
+ * dlock.backend} winning over both.
+ */
+class ExistingBeanBackendsTest {
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(
+              AutoConfigurations.of(
+                  AopAutoConfiguration.class,
+                  DataSourceAutoConfiguration.class,
+                  DlockAutoConfiguration.class))
+          .withUserConfiguration(CounterConfiguration.class);
+
+  @Test
+  void overTheApplicationsDataSource() {
+    runner
+        .withPropertyValues(
+            "spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+            "dlock.jdbc.create-schema=true")
+        .run(
+            context -> {
+              assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("jdbc");
+              assertNoLostUpdates(context);
+            });
+  }
+
+  @Test
+  void overTheApplicationsCuratorFramework() throws Exception {
+    try (TestingServer zookeeper = new TestingServer(true)) {
+      runner
+          .withBean(
+              CuratorFramework.class,
+              () -> {
+                CuratorFramework curator =
+                    CuratorFrameworkFactory.newClient(
+                        zookeeper.getConnectString(), new RetryOneTime(100));
+                curator.start();
+                return curator;
+              },
+              definition -> definition.setDestroyMethodName("close"))
+          .run(
+              context -> {
+                assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("zookeeper");
+                assertNoLostUpdates(context);
+              });
+    }
+  }
+
+  @Test
+  void theBackendUriWinsOverExistingBeans() {
+    runner
+        .withPropertyValues(
+            "spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID(),
+            "dlock.backend=" + TestRedis.uri())
+        .run(
+            context ->
+                assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("redis"));
+  }
+
+  private static void assertNoLostUpdates(ApplicationContext context) throws Exception {
+    Counter counter = context.getBean(Counter.class);
+    String key = UUID.randomUUID().toString();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        futures.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (int i = 0; i < 10; i++) {
+                    counter.increment(key);
+                  }
+                  return null;
+                }));
+      }
+      start.countDown();
+      for (Future<?> f : futures) {
+        f.get(TestTiming.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(counter.value()).isEqualTo(40);
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class CounterConfiguration {
+    @Bean
+    Counter counter() {
+      return new Counter();
+    }
+  }
+
+  /** A read-modify-write that only the lock makes safe. */
+  public static class Counter {
+    private final AtomicLong value = new AtomicLong();
+
+    @DistributedLock(name = "counter", key = "#key", waitTime = "30s")
+    public void increment(String key) {
+      long before = value.get();
+      Thread.yield(); // widens the read-modify-write window, as a real read from a store would
+      value.set(before + 1);
+    }
+
+    public long value() {
+      return value.get();
+    }
+  }
+}
