@@ -1,0 +1,241 @@
+package io.dlock.idempotency;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Dedup records: run an action once per key and remember its result, so that a retried request gets
+ * the first one's answer instead of doing the work twice. Backed by a key the store keeps unique (a
+ * primary key on a database, a Lua-guarded key on Redis). An immutable value; the {@code with...}
+ * methods return modified copies and validate their argument.
+ *
+ * <p>Guarantees, per key, while its record is retained:
+ *
+ * <ul>
+ *   <li>one caller at a time owns the key's work; concurrent callers get {@link
+ *       RunOnceResult.InProgress} (never a second execution);
+ *   <li>a completed action's result is stored and {@link RunOnceResult.Replayed replayed};
+ *   <li>an action that throws marks the record failed, and the next call runs it again;
+ *   <li>a caller that crashes mid-action leaves an in-progress record that expires after the {@link
+ *       #withInProgressTimeout in-progress timeout} (judged by the store's clock); the next call
+ *       after that runs the action again. The timeout must exceed the action's longest run, or a
+ *       slow action may run twice.
+ * </ul>
+ *
+ * <p>Defaults: in-progress timeout 60 s, retention of completed records 24 h, failed records kept 1
+ * h (for inspection; they never block a retry).
+ */
+public final class DedupRecords {
+
+  /** The longest key accepted, in characters. */
+  public static final int MAX_KEY_LENGTH = 200;
+
+  /** The longest fingerprint accepted, in characters. */
+  public static final int MAX_FINGERPRINT_LENGTH = 128;
+
+  /** The shortest in-progress timeout and retention accepted. */
+  public static final Duration MIN_DURATION = Duration.ofMillis(100);
+
+  /** The longest in-progress timeout accepted. */
+  public static final Duration MAX_IN_PROGRESS_TIMEOUT = Duration.ofDays(1);
+
+  /** The longest retention accepted. */
+  public static final Duration MAX_RETENTION = Duration.ofDays(400);
+
+  private final DedupStore store;
+  private final Duration inProgressTimeout;
+  private final Duration retention;
+  private final Duration failedRetention;
+
+  private DedupRecords(
+      DedupStore store, Duration inProgressTimeout, Duration retention, Duration failedRetention) {
+    this.store = store;
+    this.inProgressTimeout = inProgressTimeout;
+    this.retention = retention;
+    this.failedRetention = failedRetention;
+  }
+
+  /** Dedup records on {@code store}, with the default timeout and retentions. */
+  public static DedupRecords on(DedupStore store) {
+    return new DedupRecords(
+        Objects.requireNonNull(store, "store"),
+        Duration.ofSeconds(60),
+        Duration.ofHours(24),
+        Duration.ofHours(1));
+  }
+
+  /**
+   * The same records with this in-progress timeout: how long a claim blocks other callers before it
+   * is taken to be abandoned (a crashed owner).
+   *
+   * @param timeout from {@link #MIN_DURATION} to {@link #MAX_IN_PROGRESS_TIMEOUT}
+   */
+  public DedupRecords withInProgressTimeout(Duration timeout) {
+    return new DedupRecords(
+        store,
+        Tokens.checkRange("inProgressTimeout", timeout, MIN_DURATION, MAX_IN_PROGRESS_TIMEOUT),
+        retention,
+        failedRetention);
+  }
+
+  /**
+   * The same records with this retention of completed records: how long a key's result is replayed
+   * (and its work not repeated).
+   *
+   * @param retention from {@link #MIN_DURATION} to {@link #MAX_RETENTION}
+   */
+  public DedupRecords withRetention(Duration retention) {
+    return new DedupRecords(
+        store,
+        inProgressTimeout,
+        Tokens.checkRange("retention", retention, MIN_DURATION, MAX_RETENTION),
+        failedRetention);
+  }
+
+  /**
+   * The same records with this retention of failed records (kept for inspection only).
+   *
+   * @param retention from {@link #MIN_DURATION} to {@link #MAX_RETENTION}
+   */
+  public DedupRecords withFailedRetention(Duration retention) {
+    return new DedupRecords(
+        store,
+        inProgressTimeout,
+        this.retention,
+        Tokens.checkRange("failedRetention", retention, MIN_DURATION, MAX_RETENTION));
+  }
+
+  public Duration inProgressTimeout() {
+    return inProgressTimeout;
+  }
+
+  public Duration retention() {
+    return retention;
+  }
+
+  public Duration failedRetention() {
+    return failedRetention;
+  }
+
+  /**
+   * True exactly once per key while its record is retained: the first caller gets true (and the
+   * record is completed at once), every later or concurrent caller false. For work that needs no
+   * stored result, such as handling a message id once.
+   *
+   * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
+   * @throws IdempotencyStoreException if the store failed
+   */
+  public boolean firstTime(String key) {
+    ClaimOutcome outcome = claim(key, "");
+    if (outcome instanceof ClaimOutcome.Claimed claimed) {
+      claimed.claim().complete(new byte[0]);
+      return true;
+    }
+    return false;
+  }
+
+  /** {@link #runOnce(String, ResultCodec, IdempotentAction)} with a text result. */
+  public RunOnceResult<String> runOnce(String key, IdempotentAction<String> action) {
+    return runOnce(key, ResultCodec.STRING, action);
+  }
+
+  /**
+   * Runs {@code action} if no caller has run it for {@code key} (or only failed or crashed), stores
+   * its result through {@code codec}, and returns it; otherwise returns the stored result or says
+   * the action is in progress elsewhere.
+   *
+   * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
+   * @throws IdempotentActionException wrapping a checked exception of the action (unchecked ones
+   *     are rethrown as they are); the record is marked failed either way
+   * @throws IdempotencyStoreException if the store failed
+   */
+  public <T> RunOnceResult<T> runOnce(
+      String key, ResultCodec<T> codec, IdempotentAction<T> action) {
+    Objects.requireNonNull(codec, "codec");
+    Objects.requireNonNull(action, "action");
+    ClaimOutcome outcome = claim(key, "");
+    if (outcome instanceof ClaimOutcome.Completed completed) {
+      return new RunOnceResult.Replayed<>(codec.decode(completed.result()));
+    }
+    if (outcome instanceof ClaimOutcome.InProgress inProgress) {
+      return new RunOnceResult.InProgress<>(inProgress.retryAfter());
+    }
+    if (!(outcome instanceof ClaimOutcome.Claimed claimed)) {
+      throw new IllegalStateException("Unexpected claim outcome " + outcome);
+    }
+    try (DedupClaim claim = claimed.claim()) {
+      T result;
+      byte[] encoded;
+      try {
+        result = action.run();
+        encoded = codec.encode(result);
+      } catch (RuntimeException | Error e) {
+        claim.fail();
+        throw e;
+      } catch (Exception e) {
+        claim.fail();
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        throw new IdempotentActionException("The action for " + key + " failed: " + e, e);
+      }
+      claim.complete(encoded);
+      return new RunOnceResult.Executed<>(result);
+    }
+  }
+
+  /**
+   * The primitive under {@link #runOnce}: claims {@code key} for a request with this fingerprint.
+   * The caller that gets {@link ClaimOutcome.Claimed} does the work and completes or fails the
+   * claim; a record made for another fingerprint gives {@link ClaimOutcome.FingerprintMismatch}.
+   *
+   * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
+   * @param fingerprint 0 to {@value #MAX_FINGERPRINT_LENGTH} characters (a hash of the request;
+   *     empty when unused)
+   * @throws IdempotencyStoreException if the store failed
+   */
+  public ClaimOutcome claim(String key, String fingerprint) {
+    checkKey(key);
+    Objects.requireNonNull(fingerprint, "fingerprint");
+    if (fingerprint.length() > MAX_FINGERPRINT_LENGTH) {
+      throw new IllegalArgumentException(
+          "fingerprint must have 0 to "
+              + MAX_FINGERPRINT_LENGTH
+              + " characters, but has "
+              + fingerprint.length());
+    }
+    String owner = Tokens.newToken();
+    ClaimAttempt attempt = store.tryClaim(key, fingerprint, owner, inProgressTimeout);
+    switch (attempt.kind()) {
+      case CLAIMED:
+        return new ClaimOutcome.Claimed(
+            new DedupClaim(store, key, owner, retention, failedRetention));
+      case IN_PROGRESS:
+        return new ClaimOutcome.InProgress(attempt.remaining());
+      case COMPLETED:
+        return new ClaimOutcome.Completed(Objects.requireNonNull(attempt.result()));
+      case FINGERPRINT_MISMATCH:
+        return new ClaimOutcome.FingerprintMismatch();
+      default:
+        throw new IllegalStateException("Unknown claim kind " + attempt.kind());
+    }
+  }
+
+  /**
+   * Checks a dedup key.
+   *
+   * @throws IllegalArgumentException if it is empty, longer than {@value #MAX_KEY_LENGTH}
+   *     characters or has control characters
+   */
+  public static String checkKey(String key) {
+    Objects.requireNonNull(key, "key");
+    if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+      throw new IllegalArgumentException(
+          "key must have 1 to " + MAX_KEY_LENGTH + " characters, but has " + key.length());
+    }
+    if (key.chars().anyMatch(Character::isISOControl)) {
+      throw new IllegalArgumentException("key must not contain control characters");
+    }
+    return key;
+  }
+}

@@ -1,0 +1,16 @@
+package io.dlock.idempotency;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A token or dedup store could not be reached, or failed, so the outcome of the call is unknown: a
+ * token may or may not have been consumed, a record may or may not have been written. Unchecked.
+ * Retrying is safe: a token is still consumed at most once, a record still claimed by one caller.
+ */
+public class IdempotencyStoreException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  public IdempotencyStoreException(String message, @Nullable Throwable cause) {
+    super(message, cause);
+  }
+}

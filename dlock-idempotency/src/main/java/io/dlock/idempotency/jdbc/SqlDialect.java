@@ -1,0 +1,69 @@
+package io.dlock.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/**
+ * What differs between the databases: the database clock in epoch milliseconds, the binary column
+ * type, and how a duplicate key is reported. Everything else is standard SQL.
+ */
+enum SqlDialect {
+  POSTGRESQL("CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000 AS BIGINT)", "BYTEA"),
+  MARIADB("CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)", "LONGBLOB"),
+  H2("CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", "VARBINARY");
+
+  /** An expression giving the database's clock in epoch milliseconds. */
+  final String nowMillis;
+
+  final String binaryType;
+
+  SqlDialect(String nowMillis, String binaryType) {
+    this.nowMillis = nowMillis;
+    this.binaryType = binaryType;
+  }
+
+  /**
+   * Whether {@code e} reports a duplicate primary or unique key: SQLState 23505 (PostgreSQL, H2 and
+   * the SQL standard), MySQL/MariaDB error 1062 (SQLState 23000, which also covers other integrity
+   * violations, hence the error code).
+   */
+  static boolean isDuplicateKey(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException sql) {
+        if ("23505".equals(sql.getSQLState()) || sql.getErrorCode() == 1062) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code e} is a transient conflict worth repeating the statement for: a deadlock or
+   * serialization failure (SQLState class 40, MySQL error 1213).
+   */
+  static boolean isTransientConflict(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && state.startsWith("40") || e.getErrorCode() == 1213;
+  }
+
+  static SqlDialect detect(Connection c) throws SQLException {
+    DatabaseMetaData meta = c.getMetaData();
+    String product = String.valueOf(meta.getDatabaseProductName()).toLowerCase(Locale.ROOT);
+    if (product.contains("postgresql")) {
+      return POSTGRESQL;
+    }
+    if (product.contains("mariadb") || product.contains("mysql")) {
+      return MARIADB;
+    }
+    if (product.equals("h2")) {
+      return H2;
+    }
+    throw new IllegalArgumentException(
+        "dataSource must lead to PostgreSQL, MySQL, MariaDB or H2, but the database is '"
+            + meta.getDatabaseProductName()
+            + "'");
+  }
+}

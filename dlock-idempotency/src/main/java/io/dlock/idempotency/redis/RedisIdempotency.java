@@ -1,0 +1,128 @@
+package io.dlock.idempotency.redis;
+
+import io.dlock.idempotency.DedupStore;
+import io.dlock.idempotency.IdempotencyStoreException;
+import io.dlock.idempotency.TokenStore;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.function.Supplier;
+
+/**
+ * One Lettuce connection to Redis for the idempotency stores: {@link #tokenStore()} and {@link
+ * #dedupStore()} share it (it is multiplexed and thread-safe). Close it when the application stops.
+ *
+ * <pre>{@code
+ * try (RedisIdempotency redis = RedisIdempotency.connect("redis://localhost:6379")) {
+ *   TokenStore tokens = redis.tokenStore();
+ *   DedupRecords records = DedupRecords.on(redis.dedupStore());
+ * }
+ * }</pre>
+ */
+public final class RedisIdempotency implements AutoCloseable {
+  private final RedisIdempotencySettings settings;
+  private final RedisClient client;
+  private final StatefulRedisConnection<String, String> connection;
+  private final RedisCommands<String, String> redis;
+  final RedisScript issueToken;
+  final RedisScript consumeToken;
+  final RedisScript claim;
+  final RedisScript finish;
+
+  private RedisIdempotency(
+      RedisIdempotencySettings settings,
+      RedisClient client,
+      StatefulRedisConnection<String, String> connection) {
+    this.settings = settings;
+    this.client = client;
+    this.connection = connection;
+    this.redis = connection.sync();
+    this.issueToken = RedisScript.load("token-issue.lua", ScriptOutputType.INTEGER, redis);
+    this.consumeToken = RedisScript.load("token-consume.lua", ScriptOutputType.VALUE, redis);
+    this.claim = RedisScript.load("dedup-claim.lua", ScriptOutputType.MULTI, redis);
+    this.finish = RedisScript.load("dedup-finish.lua", ScriptOutputType.INTEGER, redis);
+  }
+
+  /** Connects to {@code uri} with default settings. */
+  public static RedisIdempotency connect(String uri) {
+    return connect(RedisIdempotencySettings.of(uri));
+  }
+
+  /**
+   * Connects with these settings.
+   *
+   * @throws IdempotencyStoreException if the server cannot be reached
+   */
+  public static RedisIdempotency connect(RedisIdempotencySettings settings) {
+    RedisURI uri;
+    try {
+      uri = RedisURI.create(settings.uri());
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("uri is not a valid Redis URI: " + e.getMessage(), e);
+    }
+    uri.setTimeout(settings.commandTimeout());
+    RedisClient client = RedisClient.create(uri);
+    client.setOptions(
+        ClientOptions.builder()
+            .autoReconnect(true)
+            // Fail at once while disconnected instead of queueing: every call stays bounded.
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+            .socketOptions(
+                SocketOptions.builder()
+                    .connectTimeout(settings.commandTimeout())
+                    .keepAlive(true)
+                    .build())
+            .build());
+    try {
+      return new RedisIdempotency(settings, client, client.connect(StringCodec.UTF8));
+    } catch (RuntimeException e) {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      throw new IdempotencyStoreException("Cannot connect to Redis: " + e.getMessage(), e);
+    }
+  }
+
+  /** One-time tokens on this connection, with the settings' tombstone retention. */
+  public TokenStore tokenStore() {
+    return new RedisTokenStore(this);
+  }
+
+  /** Dedup records on this connection; wrap it in {@code DedupRecords.on(...)}. */
+  public DedupStore dedupStore() {
+    return new RedisDedupStore(this);
+  }
+
+  RedisIdempotencySettings settings() {
+    return settings;
+  }
+
+  RedisCommands<String, String> redis() {
+    return redis;
+  }
+
+  /** Runs one Redis call, turning Lettuce's failures into {@link IdempotencyStoreException}. */
+  <T> T call(String what, Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (RedisException e) {
+      throw new IdempotencyStoreException("Redis failed to " + what + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      connection.close();
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+}

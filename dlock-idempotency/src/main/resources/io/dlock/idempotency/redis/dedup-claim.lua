@@ -1,0 +1,18 @@
+-- Claims a dedup record: SET NX in spirit, but a failed record (state 'f') is taken over too, and an
+-- in-progress one that expired is gone by its TTL. Fields: s state (p in progress, c completed,
+-- f failed), o owner, f fingerprint, r result (base64).
+-- KEYS[1] the record; ARGV[1] owner; ARGV[2] fingerprint; ARGV[3] in-progress timeout (ms)
+local state = redis.call('HGET', KEYS[1], 's')
+if state == 'p' or state == 'c' then
+  if redis.call('HGET', KEYS[1], 'f') ~= ARGV[2] then
+    return {'mismatch'}
+  end
+  if state == 'p' then
+    return {'in-progress', redis.call('PTTL', KEYS[1])}
+  end
+  return {'completed', redis.call('HGET', KEYS[1], 'r')}
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 's', 'p', 'o', ARGV[1], 'f', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {'claimed'}

@@ -1,0 +1,21 @@
+-- Consumes a token in one atomic step: a valid token is replaced by a 'c:' tombstone kept for the
+-- retention. Answers 'consumed', 'already-consumed', 'expired' or 'unknown'.
+-- KEYS[1] the token key; ARGV[1] retention of the tombstone (ms)
+local value = redis.call('GET', KEYS[1])
+if not value then
+  return 'unknown'
+end
+local kind = string.sub(value, 1, 2)
+if kind == 'c:' then
+  return 'already-consumed'
+end
+if kind ~= 'i:' then
+  return 'unknown'
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now >= tonumber(string.sub(value, 3)) then
+  return 'expired'
+end
+redis.call('SET', KEYS[1], 'c:' .. string.format('%.0f', now), 'PX', tonumber(ARGV[1]))
+return 'consumed'
