@@ -35,7 +35,14 @@ public final class FlashSaleDemo {
   }
 
   /** The result of the multi-process scenario. */
-  record Sale(long stock, List<Long> soldPerProcess, long stockLeft, long minStockSeen) {
+  record Sale(
+      long stock, List<Long> soldPerProcess, long stockLeft, long minStockSeen, long tookMillis) {
+
+    /** Purchases per second, from the first sale to the last. */
+    double salesPerSecond() {
+      return tookMillis <= 0 ? 0 : sold() * 1000.0 / tookMillis;
+    }
+
     long sold() {
       return soldPerProcess.stream().mapToLong(Long::longValue).sum();
     }
@@ -102,18 +109,27 @@ public final class FlashSaleDemo {
     out.printf(
         "== Load: %d items, %d processes x %d buyers, one item per purchase ==%n",
         options.stock, options.processes, options.buyers);
-    Sale withLock = sale(uri, true, options, out);
-    Sale withoutLock = sale(uri, false, options, out);
+    Sale withLock = sale(uri, "locked", options, out);
+    Sale withoutLock = sale(uri, "unlocked", options, out);
+    Sale lockFree = sale(uri, "conditional", options, out);
     out.printf(
-        "%-14s %-22s %6s %11s %9s%n", "", "sold per process", "sold", "stock left", "oversold");
-    for (var row : List.of(List.of("with lock", withLock), List.of("without lock", withoutLock))) {
+        "%-14s %-22s %6s %11s %9s %8s%n",
+        "", "sold per process", "sold", "stock left", "oversold", "sales/s");
+    for (var row :
+        List.of(
+            List.of("with lock", withLock),
+            List.of("without lock", withoutLock),
+            List.of("lock-free", lockFree))) {
       Sale s = (Sale) row.get(1);
       out.printf(
-          "%-14s %-22s %6d %11d %9d%n",
-          row.get(0), s.soldPerProcess, s.sold(), s.stockLeft, s.oversold());
+          "%-14s %-22s %6d %11d %9d %8.0f%n",
+          row.get(0), s.soldPerProcess, s.sold(), s.stockLeft, s.oversold(), s.salesPerSecond());
     }
     out.println();
-    return locked.successes() == 1 && locked.stockLeft >= 0 && withLock.exact();
+    out.println(
+        "lock-free = one atomic conditional decrement per purchase (if stock >= n then DECRBY):"
+            + " no lock, no oversell.");
+    return locked.successes() == 1 && locked.stockLeft >= 0 && withLock.exact() && lockFree.exact();
   }
 
   /** A and B buy concurrently from two separate lock clients (two "servers" of the shop). */
@@ -164,6 +180,12 @@ public final class FlashSaleDemo {
   /** Runs the buyer processes and collects their results. */
   static Sale sale(String uri, boolean useLock, Options options, PrintStream out)
       throws IOException, InterruptedException {
+    return sale(uri, useLock ? "locked" : "unlocked", options, out);
+  }
+
+  /** Runs the buyer processes in {@code mode} (locked, unlocked, conditional). */
+  static Sale sale(String uri, String mode, Options options, PrintStream out)
+      throws IOException, InterruptedException {
     try (Store store = new Store(uri, BuyerProcess.SKU)) {
       store.setStock(options.stock);
       long startAt = System.currentTimeMillis() + 1500; // JVM start-up of the buyer processes
@@ -181,14 +203,14 @@ public final class FlashSaleDemo {
                     System.getProperty("java.class.path"),
                     BuyerProcess.class.getName(),
                     uri,
-                    useLock ? "locked" : "unlocked",
+                    mode,
                     Integer.toString(options.buyers),
                     Long.toString(startAt))
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .redirectOutput(output.toFile())
                 .start());
       }
-      out.print((useLock ? "with lock:    " : "without lock: ") + "stock");
+      out.print(String.format("%-14s", mode + ":") + "stock");
       long shown = Long.MIN_VALUE;
       while (processes.stream().anyMatch(Process::isAlive)) {
         long now = store.stock();
@@ -203,6 +225,8 @@ public final class FlashSaleDemo {
       out.println(" -> " + store.stock());
       List<Long> sold = new ArrayList<>();
       long minStock = Long.MAX_VALUE;
+      long firstSale = Long.MAX_VALUE;
+      long lastSale = Long.MIN_VALUE;
       for (int p = 0; p < processes.size(); p++) {
         Process process = processes.get(p);
         int exit = process.waitFor();
@@ -212,9 +236,15 @@ public final class FlashSaleDemo {
               "A buyer process failed (exit " + process.exitValue() + ")");
         }
         sold.add(Long.parseLong(field(line, "sold")));
+        if (Long.parseLong(field(line, "sold")) > 0) {
+          firstSale = Math.min(firstSale, Long.parseLong(field(line, "first")));
+          lastSale = Math.max(lastSale, Long.parseLong(field(line, "last")));
+        }
         minStock = Math.min(minStock, Long.parseLong(field(line, "minStock")));
       }
-      return new Sale(options.stock, sold, store.stock(), minStock);
+      // Throughput from the first sale to the last one, whatever the processes' start-up took.
+      return new Sale(
+          options.stock, sold, store.stock(), minStock, Math.max(1, lastSale - firstSale));
     }
   }
 

@@ -49,6 +49,27 @@ final class Store implements AutoCloseable {
     return OptionalLong.of(redis.decrby(stockKey, items));
   }
 
+  /**
+   * The lock-free way: one atomic conditional decrement on the server ({@code if stock >= items
+   * then DECRBY}), the Redis form of {@code UPDATE stock SET n = n - ? WHERE id = ? AND n >= ?}. It
+   * cannot oversell and needs no lock, because the check and the write are one step.
+   *
+   * @return the stock left after this purchase, or empty if the stock did not cover it
+   */
+  OptionalLong buyConditionally(long items, Duration paymentTime) throws InterruptedException {
+    // The payment happens before the decrement here; a real shop would refund on failure.
+    TimeUnit.NANOSECONDS.sleep(paymentTime.toNanos());
+    Long left =
+        redis.eval(
+            "local n = tonumber(redis.call('GET', KEYS[1]) or '0')"
+                + " if n >= tonumber(ARGV[1]) then return redis.call('DECRBY', KEYS[1], ARGV[1]) end"
+                + " return -1",
+            io.lettuce.core.ScriptOutputType.INTEGER,
+            new String[] {stockKey},
+            Long.toString(items));
+    return left < 0 ? OptionalLong.empty() : OptionalLong.of(left);
+  }
+
   @Override
   public void close() {
     connection.close();

@@ -59,6 +59,16 @@ class FlashSaleTest {
   }
 
   @Test
+  void theLockFreeConditionalDecrementSellsExactlyTheStock() throws Exception {
+    FlashSaleDemo.Options options = FlashSaleDemo.Options.parse(new String[] {"--stock", "100"});
+    PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    FlashSaleDemo.Sale lockFree = FlashSaleDemo.sale(redis.uri(), "conditional", options, quiet);
+    assertThat(lockFree.sold()).isEqualTo(100);
+    assertThat(lockFree.stockLeft()).isZero();
+    assertThat(lockFree.minStockSeen()).isZero();
+  }
+
+  @Test
   void badOptionsNameTheOptionAndItsRange() {
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> FlashSaleDemo.Options.parse(new String[] {"--stock", "0"}))
