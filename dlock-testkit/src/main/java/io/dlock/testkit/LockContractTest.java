@@ -173,7 +173,7 @@ public abstract class LockContractTest {
     String lockName = name("fence");
     DistributedLock lock = client.lock(lockName);
     DistributedLock shortLived =
-        abandoning.lock(lockName, LockOptions.defaults().withFixedLease(millis(100)));
+        abandoning.lock(lockName, LockOptions.defaults().withFixedLease(millis(400)));
     long last = Long.MIN_VALUE;
     int expiries = 0;
     for (int i = 0; i < 10_000; i++) {
