@@ -24,8 +24,9 @@ final class H2Statements extends LockStatements {
         """
         SELECT holds, token FROM FINAL TABLE (
           MERGE INTO %1$s l
-          USING (VALUES (CAST(? AS VARCHAR(256)), CAST(? AS VARCHAR(160)), CAST(? AS BIGINT)))
-                AS s(name, owner, lease)
+          USING (VALUES (CAST(? AS VARCHAR(256)), CAST(? AS VARCHAR(160)), CAST(? AS BIGINT),
+                         CAST(? AS VARCHAR(200))))
+                AS s(name, owner, lease, holder)
           ON l.name = s.name
           WHEN MATCHED AND (l.expires_at <= %2$s OR l.owner = s.owner) THEN UPDATE SET
             holds = CASE WHEN l.owner = s.owner AND l.expires_at > %2$s
@@ -35,9 +36,13 @@ final class H2Statements extends LockStatements {
                          THEN l.token ELSE NEXT VALUE FOR %1$s_fence END,
             owner = s.owner,
             expires_at = CASE WHEN l.owner = s.owner AND l.expires_at > %2$s
-                              THEN GREATEST(l.expires_at, %2$s + s.lease) ELSE %2$s + s.lease END
-          WHEN NOT MATCHED THEN INSERT (name, owner, holds, token, expires_at)
-            VALUES (s.name, s.owner, 1, NEXT VALUE FOR %1$s_fence, %2$s + s.lease))
+                              THEN GREATEST(l.expires_at, %2$s + s.lease) ELSE %2$s + s.lease END,
+            holder = CASE WHEN l.owner = s.owner AND l.expires_at > %2$s
+                          THEN l.holder ELSE s.holder END,
+            granted_at = CASE WHEN l.owner = s.owner AND l.expires_at > %2$s
+                              THEN l.granted_at ELSE %2$s END
+          WHEN NOT MATCHED THEN INSERT (name, owner, holds, token, expires_at, holder, granted_at)
+            VALUES (s.name, s.owner, 1, NEXT VALUE FOR %1$s_fence, %2$s + s.lease, s.holder, %2$s))
         """
             .formatted(table, NOW);
     this.remaining = "SELECT expires_at - " + NOW + " FROM " + table + " WHERE name = ?";
@@ -65,13 +70,14 @@ final class H2Statements extends LockStatements {
   }
 
   @Override
-  AcquireResult acquire(Connection c, String name, String owner, long leaseMillis)
+  AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
     for (int round = 0; ; round++) {
       try (PreparedStatement ps = prepare(c, acquire)) {
         ps.setString(1, name);
         ps.setString(2, owner);
         ps.setLong(3, leaseMillis);
+        ps.setString(4, holder);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             return new AcquireResult.Granted(rs.getLong(2), rs.getInt(1));

@@ -3,8 +3,11 @@ package io.dlock.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.dlock.BackendUnavailableException;
+import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
@@ -18,6 +21,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -35,9 +39,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The JDBC {@link LockBackend} in {@link JdbcLockMode#LEASE_ROW} mode: every primitive is one
+ * The JDBC {@link LockBackend}. In {@link JdbcLockMode#LEASE_ROW} mode every primitive is one
  * atomic statement on a pooled connection, run on a small executor of its own so that no caller
- * blocks; the connection goes back to the pool right after.
+ * blocks; the connection goes back to the pool right after. In the connection-bound modes ({@link
+ * JdbcLockMode#SESSION}, {@link JdbcLockMode#ROW}) each grant keeps a connection until release;
+ * {@link HeldLocks} watches those connections and the leases.
  *
  * <p>Guarantees: at most one owner holds a name at a time as long as the database is consistent; a
  * lease ends by the database's clock, never a client's; fencing tokens come from a database
@@ -60,17 +66,21 @@ public final class JdbcLockBackend implements LockBackend {
   private final ExecutorService executor;
   private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
   private final @Nullable PostgresReleaseSignals signals;
+  private final @Nullable HeldLockStatements heldStatements;
+  private final @Nullable HeldLocks heldLocks;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private JdbcLockBackend(
       JdbcLockSettings settings,
       DataSource dataSource,
       @Nullable HikariDataSource ownPool,
-      LockStatements statements) {
+      LockStatements statements,
+      @Nullable HeldLockStatements heldStatements) {
     this.settings = settings;
     this.dataSource = dataSource;
     this.ownPool = ownPool;
     this.statements = statements;
+    this.heldStatements = heldStatements;
     int id = IDS.incrementAndGet();
     AtomicInteger threads = new AtomicInteger();
     this.executor =
@@ -95,6 +105,111 @@ public final class JdbcLockBackend implements LockBackend {
                 this::wakeAllWatchers,
                 "dlock-jdbc-" + id + "-signals")
             : null;
+    this.heldLocks =
+        heldStatements == null
+            ? null
+            : new HeldLocks(
+                heldStatements,
+                new PooledConnections(),
+                executor,
+                settings.maxHeldLocks(),
+                settings.heartbeatInterval(),
+                "dlock-jdbc-" + id + "-heartbeat");
+  }
+
+  /** Connections for held locks: from the pool, discarded physically, probed apart from it. */
+  private final class PooledConnections implements HeldLocks.Connections {
+    @Override
+    public Connection open() throws SQLException {
+      return dataSource.getConnection();
+    }
+
+    @Override
+    public void discard(Connection c) {
+      if (dataSource instanceof HikariDataSource hikari) {
+        hikari.evictConnection(c); // closes the physical connection now
+        return;
+      }
+      try {
+        c.abort(Runnable::run);
+      } catch (SQLException | RuntimeException e) {
+        log.debug("abort of a held-lock connection failed: {}", e.toString());
+      }
+      try {
+        c.close();
+      } catch (SQLException e) {
+        log.debug("close of a held-lock connection failed: {}", e.toString());
+      }
+    }
+
+    @Override
+    public boolean reachable() {
+      int seconds = (int) Math.max(1, settings.connectTimeout().toSeconds());
+      String url = settings.url();
+      try (Connection c =
+          url != null
+              ? java.sql.DriverManager.getConnection(url, probeProperties(settings))
+              : dataSource.getConnection()) {
+        return c.isValid(seconds);
+      } catch (SQLException e) {
+        return false;
+      }
+    }
+  }
+
+  /** Driver properties for a connection outside the pool, bounded like the pool's. */
+  private static java.util.Properties probeProperties(JdbcLockSettings settings) {
+    java.util.Properties props = new java.util.Properties();
+    String user = settings.username();
+    char[] password = settings.password();
+    if (user != null && password != null) {
+      props.setProperty("user", user);
+      props.setProperty("password", new String(password));
+    }
+    long connectMillis = settings.connectTimeout().toMillis();
+    String url = String.valueOf(settings.url());
+    String seconds = Long.toString(Math.max(1, (connectMillis + 999) / 1000));
+    if (url.startsWith("jdbc:postgresql:")) {
+      props.setProperty("connectTimeout", seconds);
+      props.setProperty("loginTimeout", seconds);
+    } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+      props.setProperty("connectTimeout", Long.toString(connectMillis));
+    }
+    return props;
+  }
+
+  /** The statements of a connection-bound mode on this dialect; H2 has no session locks. */
+  private static @Nullable HeldLockStatements heldStatementsFor(
+      JdbcLockSettings settings, LockStatements statements, Connection c) throws SQLException {
+    String table = settings.table();
+    Duration timeout = settings.statementTimeout();
+    return switch (settings.mode()) {
+      case LEASE_ROW -> null;
+      case SESSION -> {
+        if (statements instanceof PostgresStatements pg) {
+          yield new SessionLockStatements.Postgres(
+              table, timeout, pg.channel(), c.getMetaData().getDatabaseMajorVersion());
+        }
+        if (statements instanceof MariaDbStatements) {
+          yield new SessionLockStatements.MariaDb(table, timeout);
+        }
+        throw new IllegalArgumentException(
+            "mode SESSION needs session-level (advisory) locks, which "
+                + statements.dialect()
+                + " lacks; use mode LEASE_ROW or ROW on "
+                + statements.dialect());
+      }
+      case ROW -> {
+        if (statements instanceof PostgresStatements pg) {
+          yield new RowLockStatements.Postgres(
+              table, timeout, pg.channel(), c.getMetaData().getDatabaseMajorVersion());
+        }
+        if (statements instanceof MariaDbStatements) {
+          yield new RowLockStatements.MariaDb(table, timeout);
+        }
+        yield new RowLockStatements.H2(table, timeout);
+      }
+    };
   }
 
   /**
@@ -119,11 +234,18 @@ public final class JdbcLockBackend implements LockBackend {
       }
       LockStatements statements =
           LockStatements.detect(c, settings.table(), settings.statementTimeout());
+      HeldLockStatements held = heldStatementsFor(settings, statements, c);
       if (settings.createSchema()) {
-        createSchema(c, statements);
+        try {
+          probe(c, statements, held);
+        } catch (LockStatements.SchemaProblem missing) {
+          // Only then: DDL takes exclusive metadata locks, which wait for every open transaction
+          // on the tables (a row lock held by another client, on MariaDB).
+          createSchema(c, statements);
+        }
       }
-      statements.probe(c);
-      return new JdbcLockBackend(settings, dataSource, ownPool, statements);
+      probe(c, statements, held);
+      return new JdbcLockBackend(settings, dataSource, ownPool, statements, held);
     } catch (SQLException e) {
       closeQuietly(ownPool);
       throw new BackendUnavailableException(
@@ -154,9 +276,16 @@ public final class JdbcLockBackend implements LockBackend {
       config.setPassword(new String(password));
     }
     long connectMillis = settings.connectTimeout().toMillis();
-    // One connection per concurrent call, plus one for PostgreSQL's LISTEN.
-    config.setMaximumPoolSize(settings.maxConcurrentCalls() + 1);
-    config.setMinimumIdle(1);
+    // One connection per concurrent call, plus one for PostgreSQL's LISTEN, plus one per held lock
+    // in the connection-bound modes.
+    config.setMaximumPoolSize(
+        settings.maxConcurrentCalls()
+            + 1
+            + (settings.mode() == JdbcLockMode.LEASE_ROW ? 0 : settings.maxHeldLocks()));
+    // Connection-bound modes take a connection per grant (and row mode a second one to record
+    // it): keep some ready, so that a grant does not wait for a new connection to open.
+    config.setMinimumIdle(
+        settings.mode() == JdbcLockMode.LEASE_ROW ? 1 : settings.maxConcurrentCalls() + 1);
     config.setConnectionTimeout(connectMillis);
     config.setValidationTimeout(Math.max(250, Math.min(connectMillis, 5000)));
     // Fail at once when the database cannot be reached at start, instead of retrying in the pool.
@@ -182,33 +311,51 @@ public final class JdbcLockBackend implements LockBackend {
     }
   }
 
+  private static void probe(
+      Connection c, LockStatements statements, @Nullable HeldLockStatements held)
+      throws LockStatements.SchemaProblem, SQLException {
+    statements.probe(c);
+    if (held != null) {
+      for (String probe : held.probes()) {
+        statements.probeStep(c, probe, "use", "SELECT, INSERT, UPDATE, DELETE");
+      }
+    }
+  }
+
   private static void createSchema(Connection c, LockStatements statements)
       throws SQLException, LockStatements.SchemaProblem {
-    String ddl = schemaDdl(statements.schemaResource(), statements.table);
-    try (Statement st = c.createStatement()) {
-      st.setQueryTimeout(statements.queryTimeoutSeconds);
-      // Comments first: they may contain semicolons.
-      for (String sql : stripComments(ddl).split(";")) {
-        String trimmed = sql.trim();
-        if (!trimmed.isBlank()) {
-          st.execute(trimmed);
+    for (String resource : statements.schemaResources()) {
+      String ddl = schemaDdl(resource, statements.table);
+      try (Statement st = c.createStatement()) {
+        st.setQueryTimeout(statements.queryTimeoutSeconds);
+        // Comments first: they may contain semicolons.
+        for (String sql : stripComments(ddl).split(";")) {
+          String trimmed = sql.trim();
+          if (trimmed.isBlank()) {
+            continue;
+          }
+          try {
+            st.execute(trimmed);
+          } catch (SQLException e) {
+            String state = String.valueOf(e.getSQLState());
+            if (!state.equals("23505") && !state.equals("42P07") && !state.equals("42701")) {
+              throw e;
+            }
+            // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not
+            // atomic): it exists now, which is all this step wants.
+          }
         }
+      } catch (SQLException e) {
+        throw new LockStatements.SchemaProblem(
+            "cannot create the lock table '"
+                + statements.table
+                + "' (createSchema is on): "
+                + e.getMessage()
+                + "; create it with the DDL in "
+                + String.join(" then ", statements.schemaResources())
+                + " as a user with DDL rights, and turn createSchema off",
+            e);
       }
-    } catch (SQLException e) {
-      String state = String.valueOf(e.getSQLState());
-      if (state.equals("23505") || state.equals("42P07")) {
-        // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not atomic).
-        return;
-      }
-      throw new LockStatements.SchemaProblem(
-          "cannot create the lock table '"
-              + statements.table
-              + "' (createSchema is on): "
-              + e.getMessage()
-              + "; create it with the DDL in "
-              + statements.schemaResource()
-              + " as a user with DDL rights, and turn createSchema off",
-          e);
     }
   }
 
@@ -233,6 +380,11 @@ public final class JdbcLockBackend implements LockBackend {
     return out.toString().trim();
   }
 
+  /** The numbers of the backend's own pool (null with an application's data source); for tests. */
+  com.zaxxer.hikari.@Nullable HikariPoolMXBean poolStats() {
+    return ownPool == null ? null : ownPool.getHikariPoolMXBean();
+  }
+
   LockStatements statements() {
     return statements;
   }
@@ -251,16 +403,33 @@ public final class JdbcLockBackend implements LockBackend {
     return "jdbc";
   }
 
+  /** The mode in use. */
+  public JdbcLockMode mode() {
+    return settings.mode();
+  }
+
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
+    // On the caller's thread: the holder is the thread that acquires, not the executor's.
+    String holder = HolderDescription.of(owner);
+    HeldLocks held = heldLocks;
+    if (held != null) {
+      return run(
+          "acquire '" + lockName + "'",
+          () -> held.tryAcquire(lockName, owner, lease.toMillis(), holder));
+    }
     return call(
         "acquire '" + lockName + "'",
-        c -> statements.acquire(c, lockName, owner, lease.toMillis()));
+        c -> statements.acquire(c, lockName, owner, holder, lease.toMillis()));
   }
 
   @Override
   public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+    HeldLocks held = heldLocks;
+    if (held != null) {
+      return run("release '" + lockName + "'", () -> held.release(lockName, owner));
+    }
     return call("release '" + lockName + "'", c -> statements.release(c, lockName, owner));
   }
 
@@ -268,6 +437,10 @@ public final class JdbcLockBackend implements LockBackend {
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
     if (leases.isEmpty()) {
       return CompletableFuture.completedFuture(Set.of());
+    }
+    HeldLocks held = heldLocks;
+    if (held != null) {
+      return run("renew " + leases.size() + " lease(s)", () -> held.renew(leases));
     }
     return call(
         "renew " + leases.size() + " lease(s)",
@@ -303,6 +476,57 @@ public final class JdbcLockBackend implements LockBackend {
     return signals != null;
   }
 
+  /** False in the connection-bound modes: a lock belongs to the connection of one client. */
+  @Override
+  public boolean sharesOwnerAcrossClients() {
+    return heldLocks == null;
+  }
+
+  @Override
+  public void bindEvents(BackendEvents events) {
+    HeldLocks held = heldLocks;
+    if (held != null) {
+      held.bindEvents(events);
+    }
+  }
+
+  /**
+   * The locks held now, by the database: unexpired lease rows; in session mode the recorded grants
+   * whose lock the database shows held by the recorded connection ({@code pg_locks}, {@code
+   * IS_USED_LOCK}); in row mode the recorded grants whose connection is still open.
+   */
+  @Override
+  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
+    String like = LockStatements.likePattern(namePattern);
+    HeldLockStatements held = heldStatements;
+    return call(
+        "list locks matching '" + namePattern + "'",
+        c -> held != null ? held.inspect(c, like) : statements.inspect(c, namePattern));
+  }
+
+  /**
+   * Breaks a lock. Lease rows: deletes the row. Session and row modes: ends the holder's connection
+   * on the server ({@code pg_terminate_backend}, {@code KILL CONNECTION}, H2 {@code ABORT_SESSION};
+   * the database user needs the right to) and waits until the database has freed the lock. The
+   * holder learns it at its next renewal or heartbeat.
+   */
+  @Override
+  public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
+    HeldLockStatements held = heldStatements;
+    return call(
+        "force the release of '" + lockName + "'",
+        c -> {
+          if (held == null) {
+            return statements.forceRelease(c, lockName);
+          }
+          Optional<HeldLockStatements.Holder> holder = held.holderOf(c, lockName);
+          if (holder.isPresent()) {
+            held.endSession(c, lockName, holder.get().sessionId());
+          }
+          return holder.map(HeldLockStatements.Holder::info);
+        });
+  }
+
   private void wakeAllWatchers() {
     for (ReleaseListener listener : releaseListeners.values()) {
       listener.released(null);
@@ -333,7 +557,25 @@ public final class JdbcLockBackend implements LockBackend {
     T run(Connection c) throws SQLException;
   }
 
+  @FunctionalInterface
+  private interface SqlCall<T> {
+    T run() throws SQLException;
+  }
+
   private <T> CompletableFuture<T> call(String operation, SqlWork<T> work) {
+    return run(
+        operation,
+        () -> {
+          try (Connection c = dataSource.getConnection()) {
+            if (!c.getAutoCommit()) {
+              c.setAutoCommit(true); // each statement is atomic on its own
+            }
+            return work.run(c);
+          }
+        });
+  }
+
+  private <T> CompletableFuture<T> run(String operation, SqlCall<T> work) {
     if (closed.get()) {
       return CompletableFuture.failedFuture(
           new BackendUnavailableException("The JDBC lock backend is closed: " + operation));
@@ -341,11 +583,8 @@ public final class JdbcLockBackend implements LockBackend {
     try {
       return CompletableFuture.supplyAsync(
           () -> {
-            try (Connection c = dataSource.getConnection()) {
-              if (!c.getAutoCommit()) {
-                c.setAutoCommit(true); // each statement is atomic on its own
-              }
-              return work.run(c);
+            try {
+              return work.run();
             } catch (SQLException e) {
               throw unavailable(operation, e);
             }
@@ -401,6 +640,9 @@ public final class JdbcLockBackend implements LockBackend {
     }
     if (signals != null) {
       signals.close();
+    }
+    if (heldLocks != null) {
+      heldLocks.close();
     }
     executor.shutdown();
     try {

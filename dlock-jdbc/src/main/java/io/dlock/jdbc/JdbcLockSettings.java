@@ -37,46 +37,66 @@ public final class JdbcLockSettings {
   private final Duration statementTimeout;
   private final Duration connectTimeout;
   private final int maxConcurrentCalls;
+  private final int maxHeldLocks;
+  private final Duration heartbeatInterval;
 
-  private JdbcLockSettings(
-      @Nullable DataSource dataSource,
-      @Nullable String url,
-      @Nullable String username,
-      char @Nullable [] password,
-      JdbcLockMode mode,
-      String table,
-      boolean createSchema,
-      Duration statementTimeout,
-      Duration connectTimeout,
-      int maxConcurrentCalls) {
-    this.dataSource = dataSource;
-    this.url = url;
-    this.username = username;
-    this.password = password;
-    this.mode = mode;
-    this.table = table;
-    this.createSchema = createSchema;
-    this.statementTimeout = statementTimeout;
-    this.connectTimeout = connectTimeout;
-    this.maxConcurrentCalls = maxConcurrentCalls;
+  private JdbcLockSettings(Copy c) {
+    this.dataSource = c.dataSource;
+    this.url = c.url;
+    this.username = c.username;
+    this.password = c.password;
+    this.mode = c.mode;
+    this.table = c.table;
+    this.createSchema = c.createSchema;
+    this.statementTimeout = c.statementTimeout;
+    this.connectTimeout = c.connectTimeout;
+    this.maxConcurrentCalls = c.maxConcurrentCalls;
+    this.maxHeldLocks = c.maxHeldLocks;
+    this.heartbeatInterval = c.heartbeatInterval;
+  }
+
+  /** The mutable copy every {@code with...} changes one field of before building a new value. */
+  private static final class Copy {
+    @Nullable DataSource dataSource;
+    @Nullable String url;
+    @Nullable String username;
+    char @Nullable [] password;
+    JdbcLockMode mode = JdbcLockMode.LEASE_ROW;
+    String table = DEFAULT_TABLE;
+    boolean createSchema;
+    Duration statementTimeout = Duration.ofSeconds(5);
+    Duration connectTimeout = Duration.ofSeconds(5);
+    int maxConcurrentCalls = 4;
+    int maxHeldLocks = 16;
+    Duration heartbeatInterval = Duration.ofSeconds(1);
+
+    Copy() {}
+
+    Copy(JdbcLockSettings s) {
+      dataSource = s.dataSource;
+      url = s.url;
+      username = s.username;
+      password = s.password;
+      mode = s.mode;
+      table = s.table;
+      createSchema = s.createSchema;
+      statementTimeout = s.statementTimeout;
+      connectTimeout = s.connectTimeout;
+      maxConcurrentCalls = s.maxConcurrentCalls;
+      maxHeldLocks = s.maxHeldLocks;
+      heartbeatInterval = s.heartbeatInterval;
+    }
   }
 
   /**
    * Settings over the application's data source: lease rows in {@value #DEFAULT_TABLE}, no schema
-   * creation, 5 s statement and connect timeouts, at most 4 concurrent database calls.
+   * creation, 5 s statement and connect timeouts, at most 4 concurrent database calls; in the
+   * connection-bound modes at most 16 held locks and a 1 s heartbeat.
    */
   public static JdbcLockSettings of(DataSource dataSource) {
-    return new JdbcLockSettings(
-        Objects.requireNonNull(dataSource, "dataSource"),
-        null,
-        null,
-        null,
-        JdbcLockMode.LEASE_ROW,
-        DEFAULT_TABLE,
-        false,
-        Duration.ofSeconds(5),
-        Duration.ofSeconds(5),
-        4);
+    Copy c = new Copy();
+    c.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    return new JdbcLockSettings(c);
   }
 
   /**
@@ -92,17 +112,9 @@ public final class JdbcLockSettings {
       throw new IllegalArgumentException(
           "url must be a JDBC URL starting with jdbc:, but was '" + redact(url) + "'");
     }
-    return new JdbcLockSettings(
-        null,
-        url,
-        null,
-        null,
-        JdbcLockMode.LEASE_ROW,
-        DEFAULT_TABLE,
-        false,
-        Duration.ofSeconds(5),
-        Duration.ofSeconds(5),
-        4);
+    Copy c = new Copy();
+    c.url = url;
+    return new JdbcLockSettings(c);
   }
 
   /**
@@ -117,37 +129,26 @@ public final class JdbcLockSettings {
       throw new IllegalStateException(
           "credentials apply only to settings made from a JDBC URL; a DataSource has its own");
     }
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password.clone(),
-        mode,
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.username = username;
+    c.password = password.clone();
+    return new JdbcLockSettings(c);
   }
 
-  /** The same settings with this mode. */
+  /**
+   * The same settings with this mode. {@link JdbcLockMode#SESSION} and {@link JdbcLockMode#ROW}
+   * keep one connection per held lock: see {@link #withMaxHeldLocks(int)}.
+   */
   public JdbcLockSettings withMode(JdbcLockMode mode) {
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password,
-        Objects.requireNonNull(mode, "mode"),
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.mode = Objects.requireNonNull(mode, "mode");
+    return new JdbcLockSettings(c);
   }
 
   /**
    * The same settings with this table name. It is the only identifier put into SQL text, so it is
-   * checked here: an unquoted SQL identifier. The fencing sequence is named {@code <table>_fence}.
+   * checked here: an unquoted SQL identifier. The fencing sequence is named {@code <table>_fence};
+   * the connection-bound modes also use {@code <table>_held} and {@code <table>_rows}.
    *
    * @param table 1 to {@value #MAX_TABLE_LENGTH} characters: a letter or underscore, then letters,
    *     digits or underscores
@@ -165,36 +166,20 @@ public final class JdbcLockSettings {
               + table
               + "'");
     }
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password,
-        mode,
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.table = table;
+    return new JdbcLockSettings(c);
   }
 
   /**
-   * The same settings, creating the table and sequence at start if they are missing (with the DDL
+   * The same settings, creating the tables and sequence at start if they are missing (with the DDL
    * shipped in {@code io/dlock/jdbc/schema/}). Off by default: production schemas are usually
    * managed by migrations, and the database user of an application may not have DDL rights.
    */
   public JdbcLockSettings withCreateSchema(boolean createSchema) {
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password,
-        mode,
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.createSchema = createSchema;
+    return new JdbcLockSettings(c);
   }
 
   /**
@@ -207,17 +192,9 @@ public final class JdbcLockSettings {
   public JdbcLockSettings withStatementTimeout(Duration statementTimeout) {
     requireBetween(
         "statementTimeout", statementTimeout, Duration.ofSeconds(1), Duration.ofMinutes(5));
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password,
-        mode,
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.statementTimeout = statementTimeout;
+    return new JdbcLockSettings(c);
   }
 
   /**
@@ -228,17 +205,9 @@ public final class JdbcLockSettings {
    */
   public JdbcLockSettings withConnectTimeout(Duration connectTimeout) {
     requireBetween("connectTimeout", connectTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password,
-        mode,
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.connectTimeout = connectTimeout;
+    return new JdbcLockSettings(c);
   }
 
   /**
@@ -253,17 +222,46 @@ public final class JdbcLockSettings {
       throw new IllegalArgumentException(
           "maxConcurrentCalls must be from 1 to 64, but was " + maxConcurrentCalls);
     }
-    return new JdbcLockSettings(
-        dataSource,
-        url,
-        username,
-        password,
-        mode,
-        table,
-        createSchema,
-        statementTimeout,
-        connectTimeout,
-        maxConcurrentCalls);
+    Copy c = new Copy(this);
+    c.maxConcurrentCalls = maxConcurrentCalls;
+    return new JdbcLockSettings(c);
+  }
+
+  /**
+   * The same settings with at most this many locks held at once by one client in the
+   * connection-bound modes ({@link JdbcLockMode#SESSION}, {@link JdbcLockMode#ROW}), each on a
+   * connection of its own. An acquisition beyond it fails with {@link
+   * io.dlock.BackendUnavailableException} at once rather than waiting for a connection. With a JDBC
+   * URL the backend's pool gets this many connections more; with a {@code DataSource}, size it for
+   * {@code maxHeldLocks + maxConcurrentCalls + 1}. Unused in lease-row mode.
+   *
+   * @param maxHeldLocks from 1 to 1000
+   */
+  public JdbcLockSettings withMaxHeldLocks(int maxHeldLocks) {
+    if (maxHeldLocks < 1 || maxHeldLocks > 1000) {
+      throw new IllegalArgumentException(
+          "maxHeldLocks must be from 1 to 1000, but was " + maxHeldLocks);
+    }
+    Copy c = new Copy(this);
+    c.maxHeldLocks = maxHeldLocks;
+    return new JdbcLockSettings(c);
+  }
+
+  /**
+   * The same settings with this heartbeat interval for the connection-bound modes: every held
+   * lock's connection that no renewal confirmed for this long is checked, so that a holder learns
+   * within about this interval that the database ended its session (killed connection, restart) and
+   * freed its lock. Waiters also re-check at least this often, since the database frees such a lock
+   * without a release signal when the holder's connection dies. Unused in lease-row mode.
+   *
+   * @param heartbeatInterval from 50 ms to 1 minute
+   */
+  public JdbcLockSettings withHeartbeatInterval(Duration heartbeatInterval) {
+    requireBetween(
+        "heartbeatInterval", heartbeatInterval, Duration.ofMillis(50), Duration.ofMinutes(1));
+    Copy c = new Copy(this);
+    c.heartbeatInterval = heartbeatInterval;
+    return new JdbcLockSettings(c);
   }
 
   private static void requireBetween(String parameter, Duration value, Duration min, Duration max) {
@@ -312,6 +310,14 @@ public final class JdbcLockSettings {
 
   public int maxConcurrentCalls() {
     return maxConcurrentCalls;
+  }
+
+  public int maxHeldLocks() {
+    return maxHeldLocks;
+  }
+
+  public Duration heartbeatInterval() {
+    return heartbeatInterval;
   }
 
   /** Where the locks are, without any password: for messages and logs. */

@@ -1,5 +1,6 @@
 package io.dlock.jdbc;
 
+import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.ReleaseResult;
@@ -10,9 +11,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -36,6 +40,9 @@ abstract class LockStatements {
   private final String purge;
   private final String probeRead;
   private final String probeWrite;
+  private final String inspect;
+  private final String describe;
+  private final String deleteGrant;
 
   LockStatements(String table, Duration statementTimeout) {
     this.table = table;
@@ -63,7 +70,20 @@ abstract class LockStatements {
             + now;
     this.delete = "DELETE FROM " + table + " WHERE name = ?";
     this.purge = "DELETE FROM " + table + " WHERE expires_at < " + now + " - ?";
-    this.probeRead = "SELECT name, owner, holds, token, expires_at FROM " + table + " WHERE 1 = 0";
+    this.probeRead =
+        "SELECT name, owner, holds, token, expires_at, holder, granted_at FROM "
+            + table
+            + " WHERE 1 = 0";
+    String columns = "SELECT name, holder, token, holds, granted_at, expires_at - " + now;
+    this.inspect =
+        columns
+            + " FROM "
+            + table
+            + " WHERE name LIKE ? ESCAPE '!' AND expires_at > "
+            + now
+            + " ORDER BY name";
+    this.describe = columns + " FROM " + table + " WHERE name = ? AND expires_at > " + now;
+    this.deleteGrant = "DELETE FROM " + table + " WHERE name = ? AND token = ?";
     this.probeWrite = "UPDATE " + table + " SET holds = holds WHERE 1 = 0";
   }
 
@@ -73,8 +93,13 @@ abstract class LockStatements {
   /** The SQL expression of the database clock in milliseconds since the epoch, as a BIGINT. */
   abstract String nowMillis();
 
-  /** The versioned DDL resource of this dialect. */
+  /** The versioned DDL resource of this dialect, version 1 (lease rows). */
   abstract String schemaResource();
+
+  /** The DDL resources to run in order: version 1, then version 2 (holder columns, held tables). */
+  List<String> schemaResources() {
+    return List.of(schemaResource(), schemaResource().replace("-v1.sql", "-v2.sql"));
+  }
 
   /** A statement that reads one value from the fencing sequence, to check the privilege on it. */
   abstract String probeSequence();
@@ -85,8 +110,84 @@ abstract class LockStatements {
    * the core prefixes with {@code o:}: a per-grant {@code t:} token asking again is a repeat and
    * adds no hold); otherwise report the holder's remaining lease.
    */
-  abstract AcquireResult acquire(Connection c, String name, String owner, long leaseMillis)
-      throws SQLException;
+  abstract AcquireResult acquire(
+      Connection c, String name, String owner, String holder, long leaseMillis) throws SQLException;
+
+  /** The unexpired lease rows whose names match the glob, by the database clock. */
+  List<LockInfo> inspect(Connection c, String glob) throws SQLException {
+    try (PreparedStatement ps = prepare(c, inspect)) {
+      ps.setString(1, likePattern(glob));
+      try (ResultSet rs = ps.executeQuery()) {
+        List<LockInfo> out = new ArrayList<>();
+        while (rs.next()) {
+          out.add(info(rs, true));
+        }
+        return out;
+      }
+    }
+  }
+
+  /**
+   * Deletes the unexpired row of {@code name} whoever holds it; the holder finds out at its next
+   * renewal. Deletes only the grant it read, so a grant made in between is left alone.
+   */
+  Optional<LockInfo> forceRelease(Connection c, String name) throws SQLException {
+    for (int round = 0; round < 3; round++) {
+      LockInfo before;
+      try (PreparedStatement ps = prepare(c, describe)) {
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return Optional.empty();
+          }
+          before = info(rs, true);
+        }
+      }
+      try (PreparedStatement ps = prepare(c, deleteGrant)) {
+        ps.setString(1, name);
+        ps.setLong(2, before.fencingToken());
+        if (ps.executeUpdate() == 1) {
+          forcedRelease(c, name);
+          return Optional.of(before);
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** After a forced release: wakes waiters where the dialect can (PostgreSQL's NOTIFY). */
+  void forcedRelease(Connection c, String name) throws SQLException {}
+
+  /** A lock info from columns name, holder, token, holds, granted_at (ms), remaining lease (ms). */
+  static LockInfo info(ResultSet rs, boolean withRemaining) throws SQLException {
+    long grantedAt = rs.getLong(5);
+    boolean hasGrantedAt = !rs.wasNull();
+    long remaining = rs.getLong(6);
+    boolean hasRemaining = withRemaining && !rs.wasNull();
+    String holder = rs.getString(2);
+    return new LockInfo(
+        rs.getString(1),
+        holder == null ? "unknown (granted before schema version 2)" : holder,
+        rs.getLong(3),
+        Math.max(1, rs.getInt(4)),
+        hasGrantedAt ? Instant.ofEpochMilli(grantedAt) : null,
+        hasRemaining ? Duration.ofMillis(Math.max(0, remaining)) : null);
+  }
+
+  /** A glob ({@code *} any characters, {@code ?} one) as a LIKE pattern with escape {@code !}. */
+  static String likePattern(String glob) {
+    StringBuilder out = new StringBuilder(glob.length() + 8);
+    for (int i = 0; i < glob.length(); i++) {
+      char ch = glob.charAt(i);
+      switch (ch) {
+        case '*' -> out.append('%');
+        case '?' -> out.append('_');
+        case '%', '_', '!' -> out.append('!').append(ch);
+        default -> out.append(ch);
+      }
+    }
+    return out.toString();
+  }
 
   /**
    * Deletes the owner's row when this was its last hold, else lowers the hold count. The common
@@ -178,8 +279,7 @@ abstract class LockStatements {
     probeStep(c, probeSequence(), "use the sequence " + table + "_fence of", "USAGE (or SELECT)");
   }
 
-  private void probeStep(Connection c, String sql, String what, String privilege)
-      throws SchemaProblem {
+  void probeStep(Connection c, String sql, String what, String privilege) throws SchemaProblem {
     try (Statement st = c.createStatement()) {
       st.setQueryTimeout(queryTimeoutSeconds);
       st.execute(sql);
@@ -212,10 +312,10 @@ abstract class LockStatements {
         throw new SchemaProblem(
             "the lock table '"
                 + table
-                + "' or its sequence '"
+                + "', a table next to it or its sequence '"
                 + table
-                + "_fence' is missing: create them with the DDL in "
-                + schemaResource()
+                + "_fence' is missing (or lacks a column): create them with the DDL in "
+                + String.join(" then ", schemaResources())
                 + " (printed in docs/jdbc.md), or let dlock create them with"
                 + " JdbcLockSettings.withCreateSchema(true) ["
                 + e.getMessage()

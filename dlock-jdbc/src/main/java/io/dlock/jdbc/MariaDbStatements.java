@@ -26,9 +26,11 @@ final class MariaDbStatements extends LockStatements {
     super(table, statementTimeout);
     this.acquire =
         """
-        INSERT INTO %1$s (name, owner, holds, token, expires_at)
-        VALUES (?, ?, 1, NEXTVAL(%1$s_fence), %2$s + ?)
+        INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at)
+        VALUES (?, ?, 1, NEXTVAL(%1$s_fence), %2$s + ?, ?, %2$s)
         ON DUPLICATE KEY UPDATE
+          holder = IF(expires_at <= %2$s, VALUES(holder), holder),
+          granted_at = IF(expires_at <= %2$s, VALUES(granted_at), granted_at),
           holds = IF(owner = VALUES(owner) AND expires_at > %2$s,
                      holds + IF(LEFT(owner, 2) = 'o:', 1, 0),
                      IF(expires_at <= %2$s, 1, holds)),
@@ -64,12 +66,13 @@ final class MariaDbStatements extends LockStatements {
   }
 
   @Override
-  AcquireResult acquire(Connection c, String name, String owner, long leaseMillis)
+  AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {
       ps.setString(1, name);
       ps.setString(2, owner);
       ps.setLong(3, leaseMillis);
+      ps.setString(4, holder);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return new AcquireResult.Held(Duration.ZERO);

@@ -34,8 +34,8 @@ final class PostgresStatements extends LockStatements {
         """
         WITH n AS (SELECT %2$s AS now_ms),
         up AS (
-          INSERT INTO %1$s AS l (name, owner, holds, token, expires_at)
-          SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ? FROM n
+          INSERT INTO %1$s AS l (name, owner, holds, token, expires_at, holder, granted_at)
+          SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ?, ?, n.now_ms FROM n
           ON CONFLICT (name) DO UPDATE SET
             holds = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                          THEN l.holds + CASE WHEN left(l.owner, 2) = 'o:' THEN 1 ELSE 0 END
@@ -45,7 +45,11 @@ final class PostgresStatements extends LockStatements {
             owner = EXCLUDED.owner,
             expires_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                               THEN GREATEST(l.expires_at, EXCLUDED.expires_at)
-                              ELSE EXCLUDED.expires_at END
+                              ELSE EXCLUDED.expires_at END,
+            holder = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
+                          THEN l.holder ELSE EXCLUDED.holder END,
+            granted_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
+                              THEN l.granted_at ELSE EXCLUDED.granted_at END
           WHERE l.expires_at <= (SELECT now_ms FROM n) OR l.owner = EXCLUDED.owner
           RETURNING l.token, l.holds)
         SELECT TRUE, token, holds, 0 FROM up
@@ -101,19 +105,29 @@ final class PostgresStatements extends LockStatements {
     return "SELECT nextval('" + table + "_fence')";
   }
 
+  @Override
+  void forcedRelease(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = prepare(c, "SELECT pg_notify(?, ?)")) {
+      ps.setString(1, channel);
+      ps.setString(2, name);
+      ps.execute();
+    }
+  }
+
   /** The NOTIFY channel of this table's releases; the payload is the lock name. */
   String channel() {
     return channel;
   }
 
   @Override
-  AcquireResult acquire(Connection c, String name, String owner, long leaseMillis)
+  AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {
       ps.setString(1, name);
       ps.setString(2, owner);
       ps.setLong(3, leaseMillis);
-      ps.setString(4, name);
+      ps.setString(4, holder);
+      ps.setString(5, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           // The holder's row was deleted between the two halves: free now, try again at once.

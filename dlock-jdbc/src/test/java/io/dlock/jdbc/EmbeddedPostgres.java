@@ -197,7 +197,8 @@ final class EmbeddedPostgres implements ServerControl {
       pb.redirectOutput(dataDir.getParent().resolve(dataDir.getFileName() + ".log").toFile());
       server = pb.start();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!accepts()) {
+      // The port opens before crash recovery ends: wait until a session can start.
+      while (!acceptsSessions()) {
         if (!server.isAlive()) {
           throw new IllegalStateException(
               "embedded PostgreSQL exited with "
@@ -255,6 +256,17 @@ final class EmbeddedPostgres implements ServerControl {
       Files.deleteIfExists(dataDir.getParent().resolve(dataDir.getFileName() + ".log"));
     } catch (IOException | RuntimeException e) {
       // the JVM is exiting; a leftover temp directory is harmless
+    }
+  }
+
+  private boolean acceptsSessions() {
+    if (!accepts()) {
+      return false;
+    }
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(url())) {
+      return c.isValid(5);
+    } catch (java.sql.SQLException e) {
+      return false;
     }
   }
 

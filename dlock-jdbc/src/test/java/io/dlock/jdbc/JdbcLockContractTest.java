@@ -20,8 +20,13 @@ abstract class JdbcLockContractTest extends LockContractTest {
   /** The JDBC URL of the database under test. */
   protected abstract String url();
 
+  /** The mode under test; lease rows unless a subclass says otherwise. */
+  protected JdbcLockMode mode() {
+    return JdbcLockMode.LEASE_ROW;
+  }
+
   protected JdbcLockSettings settings() {
-    return TestDatabases.settings(url());
+    return TestDatabases.settings(url(), mode());
   }
 
   /** Starts an embedded server before the test, so that no test's time bound includes its start. */
@@ -42,6 +47,7 @@ abstract class JdbcLockContractTest extends LockContractTest {
     return JdbcLockBackend.connect(
         JdbcLockSettings.of(TestDatabases.unreachable(url()))
             .withTable(TestDatabases.TABLE)
+            .withMode(mode())
             .withConnectTimeout(Duration.ofSeconds(1)));
   }
 
@@ -49,7 +55,12 @@ abstract class JdbcLockContractTest extends LockContractTest {
   protected void deleteLockOnServer(String name) {
     JdbcLockBackend admin = JdbcLockBackend.connect(settings());
     try {
-      admin.deleteRow(name).get(10, TimeUnit.SECONDS);
+      if (mode() == JdbcLockMode.LEASE_ROW) {
+        admin.deleteRow(name).get(10, TimeUnit.SECONDS);
+      } else {
+        // A connection-bound lock is deleted by ending its holder's connection.
+        admin.forceRelease(name).get(10, TimeUnit.SECONDS);
+      }
     } catch (Exception e) {
       throw new IllegalStateException("cannot delete the row of " + name, e);
     } finally {

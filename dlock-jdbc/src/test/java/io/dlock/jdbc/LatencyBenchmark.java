@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Acquire+release latency on PostgreSQL: dlock's lease rows next to ShedLock's JDBC provider, on
+ * Acquire+release latency on PostgreSQL: dlock's three modes next to ShedLock's JDBC provider, on
  * the same database and pool size, interleaved round by round so that both see the same machine
  * load. Prints numbers; asserts only that every acquisition succeeded (no timing assertions).
  *
@@ -57,7 +57,13 @@ class LatencyBenchmark {
     config.setMaximumPoolSize(5);
     try (HikariDataSource shedPool = new HikariDataSource(config);
         LockClient dlock =
-            JdbcLocks.newClient(TestDatabases.settings(url), LockClientOptions.defaults())) {
+            JdbcLocks.newClient(TestDatabases.settings(url), LockClientOptions.defaults());
+        LockClient session =
+            JdbcLocks.newClient(
+                TestDatabases.settings(url, JdbcLockMode.SESSION), LockClientOptions.defaults());
+        LockClient row =
+            JdbcLocks.newClient(
+                TestDatabases.settings(url, JdbcLockMode.ROW), LockClientOptions.defaults())) {
       try (Connection c = shedPool.getConnection();
           Statement st = c.createStatement()) {
         st.execute(
@@ -71,11 +77,15 @@ class LatencyBenchmark {
       String run = UUID.randomUUID().toString().substring(0, 8);
       String[] shedNames = new String[NAMES];
       DistributedLock[] leaseRows = new DistributedLock[NAMES];
+      DistributedLock[] sessions = new DistributedLock[NAMES];
+      DistributedLock[] rows = new DistributedLock[NAMES];
       for (int i = 0; i < NAMES; i++) {
         shedNames[i] = "bench-" + run + "-" + i;
         leaseRows[i] = dlock.lock("bench-" + run + "-" + i);
+        sessions[i] = session.lock("bench-session-" + run + "-" + i);
+        rows[i] = row.lock("bench-row-" + run + "-" + i);
       }
-      int[] next = {0, 0};
+      int[] next = {0, 0, 0, 0};
 
       Map<String, Subject> subjects = new LinkedHashMap<>();
       subjects.put(
@@ -83,6 +93,20 @@ class LatencyBenchmark {
           () -> {
             DistributedLock leaseRow = leaseRows[next[0]++ % NAMES];
             try (Lease lease = leaseRow.tryAcquire().orElseThrow()) {
+              lease.fencingToken();
+            }
+          });
+      subjects.put(
+          "dlock session (advisory)",
+          () -> {
+            try (Lease lease = sessions[next[2]++ % NAMES].tryAcquire().orElseThrow()) {
+              lease.fencingToken();
+            }
+          });
+      subjects.put(
+          "dlock row (FOR UPDATE)",
+          () -> {
+            try (Lease lease = rows[next[3]++ % NAMES].tryAcquire().orElseThrow()) {
               lease.fencingToken();
             }
           });

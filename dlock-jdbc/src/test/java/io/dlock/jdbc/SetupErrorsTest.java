@@ -64,6 +64,58 @@ class SetupErrorsTest {
   }
 
   @Test
+  void sessionModeOnH2IsRefusedNamingTheModesThatWork() {
+    assertThatThrownBy(
+            () ->
+                JdbcLockBackend.connect(
+                    TestDatabases.settings(TestDatabases.H2_URL, JdbcLockMode.SESSION)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("mode SESSION")
+        .hasMessageContaining("use mode LEASE_ROW or ROW on H2");
+  }
+
+  @Test
+  void twoNamesWithOneSessionLockKeyAreRefusedNotMerged() throws SQLException {
+    String url = TestDatabases.postgres();
+    JdbcLockSettings settings = TestDatabases.settings(url, JdbcLockMode.SESSION);
+    String name = "collision-" + java.util.UUID.randomUUID();
+    String key = Long.toString(SessionLockStatements.Postgres.key(name));
+    try (LockClient client = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        Connection c = DriverManager.getConnection(url)) {
+      // A record of another name with the same key, as a real 64-bit hash collision would leave.
+      try (var ps =
+          c.prepareStatement(
+              "INSERT INTO "
+                  + TestDatabases.TABLE
+                  + "_held (name, lock_key, token) VALUES (?, ?, 0)")) {
+        ps.setString(1, name + "-twin");
+        ps.setString(2, key);
+        ps.executeUpdate();
+      }
+      try {
+        assertThatThrownBy(() -> client.lock(name).tryAcquire())
+            .hasMessageContaining("same session lock key")
+            .hasMessageContaining(name + "-twin");
+        try (var ps = c.prepareStatement("SELECT pg_try_advisory_lock(?), pg_advisory_unlock(?)")) {
+          ps.setLong(1, Long.parseLong(key));
+          ps.setLong(2, Long.parseLong(key));
+          try (var rs = ps.executeQuery()) {
+            assertThat(rs.next() && rs.getBoolean(1))
+                .as("the refused grant left nothing held")
+                .isTrue();
+          }
+        }
+      } finally {
+        try (var ps =
+            c.prepareStatement("DELETE FROM " + TestDatabases.TABLE + "_held WHERE name = ?")) {
+          ps.setString(1, name + "-twin");
+          ps.executeUpdate();
+        }
+      }
+    }
+  }
+
+  @Test
   void badSettingsNameTheParameterAndTheAllowedRange() {
     JdbcLockSettings base = JdbcLockSettings.of(TestDatabases.H2_URL);
     assertThatThrownBy(() -> base.withTable("locks; DROP TABLE x"))
@@ -81,6 +133,12 @@ class SetupErrorsTest {
     assertThatThrownBy(() -> base.withMaxConcurrentCalls(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("maxConcurrentCalls must be from 1 to 64");
+    assertThatThrownBy(() -> base.withMaxHeldLocks(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxHeldLocks must be from 1 to 1000");
+    assertThatThrownBy(() -> base.withHeartbeatInterval(Duration.ofMillis(10)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("heartbeatInterval must be from PT0.05S to PT1M");
     assertThatThrownBy(() -> JdbcLockSettings.of("postgresql://x"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("url must be a JDBC URL");

@@ -46,6 +46,10 @@ final class TestDatabases {
     return JdbcLockSettings.of(url).withTable(TABLE).withCreateSchema(true);
   }
 
+  static JdbcLockSettings settings(String url, JdbcLockMode mode) {
+    return settings(url).withMode(mode);
+  }
+
   private static Optional<String> nonEmpty(String value) {
     return value == null || value.isBlank() ? Optional.empty() : Optional.of(value);
   }

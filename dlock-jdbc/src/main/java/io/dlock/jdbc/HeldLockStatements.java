@@ -1,0 +1,161 @@
+package io.dlock.jdbc;
+
+import io.dlock.LockInfo;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The SQL of one dialect for the connection-bound modes ({@link JdbcLockMode#SESSION}, {@link
+ * JdbcLockMode#ROW}): the lock lives with one dedicated connection, and the table {@code
+ * <table>_held} records each grant (owner, fencing token, holder description, grant time and the
+ * holding connection's id) for inspection. The record is never trusted for mutual exclusion: that
+ * is the database's lock alone. Every statement is parameterized; only the checked table name is
+ * put into the text.
+ */
+abstract class HeldLockStatements {
+  protected final String table;
+  protected final String held;
+  protected final int queryTimeoutSeconds;
+  protected final String now;
+
+  HeldLockStatements(String table, Duration statementTimeout, String nowMillis) {
+    this.table = table;
+    this.held = table + "_held";
+    this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
+    this.now = nowMillis;
+  }
+
+  /** A grant on a dedicated connection: its fencing token and the connection's id on the server. */
+  record Granted(long token, long sessionId) {}
+
+  /** A held lock as recorded, with the id of the connection that holds it. */
+  record Holder(LockInfo info, long sessionId) {}
+
+  /** The mode's name for messages. */
+  abstract String mode();
+
+  /**
+   * One attempt to take the lock on {@code c}, a connection only this grant uses (autocommit on
+   * entry). Returns null if another connection holds it; {@code c} is then back in autocommit with
+   * no transaction open. On an exception the caller discards {@code c}, which frees anything taken.
+   */
+  abstract @Nullable Granted lock(
+      Connection c, String name, String owner, String holder, long leaseMillis) throws SQLException;
+
+  /**
+   * Whether the grant must be recorded through another connection (row mode: the holding
+   * transaction's writes stay invisible until it ends). Session mode records within {@link #lock}.
+   */
+  boolean recordsApart() {
+    return false;
+  }
+
+  /**
+   * Records the grant through {@code other}, an autocommit connection; see {@link #recordsApart}.
+   */
+  void record(
+      Connection other, String name, String owner, String holder, Granted granted, long leaseMillis)
+      throws SQLException {}
+
+  /**
+   * Releases the lock held on {@code c}, so that {@code c} can go back to the pool in autocommit
+   * with nothing held; wakes waiters where the dialect can.
+   */
+  abstract void unlock(Connection c, String name, String owner) throws SQLException;
+
+  /**
+   * Confirms that {@code c} is alive, and so is its lock (the database frees it only with the
+   * connection); records the lease end where the mode can. Throws if the connection is dead.
+   */
+  abstract void heartbeat(Connection c, String name, String owner, long leaseMillis)
+      throws SQLException;
+
+  /** The locks held now whose names match the LIKE pattern (escape {@code !}). */
+  List<LockInfo> inspect(Connection c, String likePattern) throws SQLException {
+    List<LockInfo> out = new ArrayList<>();
+    try (PreparedStatement ps = prepare(c, inspectSql(false))) {
+      ps.setString(1, likePattern);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(LockStatements.info(rs, reportsRemaining()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The holder of {@code name} now, if any. */
+  Optional<Holder> holderOf(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = prepare(c, inspectSql(true))) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        return Optional.of(new Holder(LockStatements.info(rs, reportsRemaining()), rs.getLong(7)));
+      }
+    }
+  }
+
+  /**
+   * A query of the columns name, holder, token, holds, granted_at, remaining, session_id of the
+   * locks held now, by name pattern or (exact) by name.
+   */
+  abstract String inspectSql(boolean exactName);
+
+  /** Whether the recorded lease end is kept up to date (session mode) or only set at grant. */
+  boolean reportsRemaining() {
+    return true;
+  }
+
+  /**
+   * Ends the connection {@code sessionId} that holds {@code name} and returns once the database has
+   * freed the lock (or the statement timeout passed).
+   */
+  abstract void endSession(Connection admin, String name, long sessionId) throws SQLException;
+
+  /** Statements that check at start that the mode's tables can be used. */
+  abstract List<String> probes();
+
+  protected PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    ps.setQueryTimeout(queryTimeoutSeconds);
+    return ps;
+  }
+
+  protected static void bind(PreparedStatement ps, Object... values) throws SQLException {
+    for (int i = 0; i < values.length; i++) {
+      Object v = values[i];
+      if (v instanceof String s) {
+        ps.setString(i + 1, s);
+      } else if (v instanceof Long l) {
+        ps.setLong(i + 1, l);
+      } else if (v instanceof Integer n) {
+        ps.setInt(i + 1, n);
+      } else {
+        throw new IllegalArgumentException("unsupported parameter type " + v);
+      }
+    }
+  }
+
+  protected int update(Connection c, String sql, Object... values) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql)) {
+      bind(ps, values);
+      return ps.executeUpdate();
+    }
+  }
+
+  protected void execute(Connection c, String sql, Object... values) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql)) {
+      bind(ps, values);
+      ps.execute();
+    }
+  }
+}

@@ -1,0 +1,481 @@
+package io.dlock.jdbc;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendEvents;
+import io.dlock.spi.HeldLease;
+import io.dlock.spi.ReleaseResult;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The locks of one client in a connection-bound mode ({@link JdbcLockMode#SESSION}, {@link
+ * JdbcLockMode#ROW}): each grant keeps a connection of its own until release. Its methods block and
+ * run on the backend's executor.
+ *
+ * <p>Three things watch a held lock besides release:
+ *
+ * <ul>
+ *   <li><b>Renewal</b> is a heartbeat on the lock's connection and extends the lease kept here.
+ *   <li><b>The lease end</b>: a lock not renewed before its lease ends (a fixed lease, or a holder
+ *       whose renewals stopped) is released here, as a lease row would expire, so a holder that
+ *       hangs blocks others no longer than its lease.
+ *   <li><b>The heartbeat</b>: every {@code heartbeatInterval}, the connection of each lock that no
+ *       renewal confirmed within that interval is checked.
+ * </ul>
+ *
+ * <p>A dead connection means the database has freed the lock, if the database is reachable: a
+ * renewal then reports the lease gone, and the heartbeat reports it lost through {@link
+ * BackendEvents#leaseLost}. If the database cannot be reached, nothing is certain (a partition may
+ * leave the session alive on the server for a while): renewals fail and the core lets the lease run
+ * out, as with any backend.
+ */
+final class HeldLocks implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(HeldLocks.class);
+
+  /** Opens, tests and discards connections; given by the backend, which knows its pool. */
+  interface Connections {
+    Connection open() throws SQLException;
+
+    /** Closes the physical connection, so that the database frees whatever it held. */
+    void discard(Connection c);
+
+    /** Whether the database answers now, on a fresh connection. */
+    boolean reachable();
+  }
+
+  private final HeldLockStatements statements;
+  private final Connections connections;
+  private final Executor executor;
+  private final ScheduledExecutorService timer;
+  private final Semaphore slots;
+  private final int maxHeldLocks;
+  private final long heartbeatNanos;
+  private final Duration retryBound;
+  private final ConcurrentHashMap<String, Holding> holdings = new ConcurrentHashMap<>();
+  private volatile @Nullable BackendEvents events;
+
+  HeldLocks(
+      HeldLockStatements statements,
+      Connections connections,
+      Executor executor,
+      int maxHeldLocks,
+      Duration heartbeatInterval,
+      String threadName) {
+    this.statements = statements;
+    this.connections = connections;
+    this.executor = executor;
+    this.maxHeldLocks = maxHeldLocks;
+    this.slots = new Semaphore(maxHeldLocks);
+    this.heartbeatNanos = heartbeatInterval.toNanos();
+    this.retryBound = heartbeatInterval;
+    ScheduledThreadPoolExecutor stpe =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
+    stpe.setRemoveOnCancelPolicy(true);
+    this.timer = stpe;
+    timer.scheduleWithFixedDelay(
+        this::heartbeatTick, heartbeatNanos, heartbeatNanos, TimeUnit.NANOSECONDS);
+  }
+
+  void bindEvents(BackendEvents events) {
+    this.events = events;
+  }
+
+  /** One lock held on its own connection. State changes happen under {@link #io}. */
+  private final class Holding {
+    final String name;
+    final String owner;
+    final long token;
+    final Connection connection;
+    final ReentrantLock io = new ReentrantLock();
+    final AtomicBoolean checking = new AtomicBoolean();
+    int holds = 1;
+    boolean released;
+    boolean dead;
+    boolean reported;
+    boolean slotHeld = true;
+    volatile boolean renewed;
+    volatile long leaseEndNanos;
+    volatile long confirmedNanos;
+    @Nullable ScheduledFuture<?> endCheck;
+
+    Holding(String name, String owner, long token, Connection connection, long leaseNanos) {
+      this.name = name;
+      this.owner = owner;
+      this.token = token;
+      this.connection = connection;
+      long now = System.nanoTime();
+      this.leaseEndNanos = now + leaseNanos;
+      this.confirmedNanos = now;
+    }
+
+    /** Extends the lease kept here; never shortens it (another hold may need it longer). */
+    void extend(long leaseNanos) {
+      long end = System.nanoTime() + leaseNanos;
+      if (end - leaseEndNanos > 0) {
+        leaseEndNanos = end;
+      }
+    }
+
+    /** Gives the connection up, physically closed, and its slot back; once. Under {@link #io}. */
+    void dropConnection() {
+      if (slotHeld) {
+        slotHeld = false;
+        connections.discard(connection);
+        slots.release();
+      }
+    }
+  }
+
+  // ---- the primitives ---------------------------------------------------------------------
+
+  AcquireResult tryAcquire(String name, String owner, long leaseMillis, String holder)
+      throws SQLException {
+    long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    Holding current = holdings.get(name);
+    if (current != null) {
+      current.io.lock();
+      try {
+        if (!current.released && !current.dead) {
+          if (!current.owner.equals(owner)) {
+            return new AcquireResult.Held(retryBound); // another owner of this client holds it
+          }
+          if (owner.startsWith("o:")) {
+            current.holds++; // a t: owner asking again is a repeat and adds no hold
+          }
+          current.extend(leaseNanos);
+          return new AcquireResult.Granted(current.token, current.holds);
+        }
+      } finally {
+        current.io.unlock();
+      }
+    }
+    if (!slots.tryAcquire()) {
+      throw new BackendUnavailableException(
+          "this client already holds "
+              + maxHeldLocks
+              + " locks in "
+              + statements.mode()
+              + " mode, each on a connection of its own; release some, or raise"
+              + " JdbcLockSettings.withMaxHeldLocks (and the pool size with it)");
+    }
+    Connection c = null;
+    boolean kept = false;
+    boolean clean = false;
+    try {
+      c = connections.open();
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      HeldLockStatements.Granted granted = statements.lock(c, name, owner, holder, leaseMillis);
+      if (granted == null) {
+        clean = true;
+        // The database frees a lock silently when its holder's connection dies: re-check at least
+        // once per heartbeat interval (PostgreSQL's NOTIFY wakes waiters sooner on a release).
+        return new AcquireResult.Held(retryBound);
+      }
+      if (statements.recordsApart()) {
+        try (Connection other = connections.open()) {
+          if (!other.getAutoCommit()) {
+            other.setAutoCommit(true);
+          }
+          statements.record(other, name, owner, holder, granted, leaseMillis);
+        }
+      }
+      Holding fresh = new Holding(name, owner, granted.token(), c, leaseNanos);
+      Holding stale = holdings.put(name, fresh);
+      if (stale != null) {
+        log.debug("Replaced the dead hold of '{}' by a new grant", name);
+      }
+      scheduleEndCheck(fresh);
+      kept = true;
+      return new AcquireResult.Granted(granted.token(), 1);
+    } finally {
+      if (!kept) {
+        if (c != null) {
+          if (clean) {
+            c.close(); // nothing held on it: back to the pool
+          } else {
+            connections.discard(c); // whatever it may hold is freed with it
+          }
+        }
+        slots.release();
+      }
+    }
+  }
+
+  ReleaseResult release(String name, String owner) throws SQLException {
+    Holding h = holdings.get(name);
+    if (h == null || !h.owner.equals(owner)) {
+      return ReleaseResult.NOT_HELD;
+    }
+    h.io.lock();
+    try {
+      if (h.released) {
+        return ReleaseResult.NOT_HELD;
+      }
+      if (!h.dead && h.holds > 1) {
+        h.holds--;
+        return ReleaseResult.STILL_HELD;
+      }
+      h.released = true;
+      holdings.remove(name, h);
+      cancelEndCheck(h);
+      if (h.dead) {
+        return goneUnlessUnreachable(h);
+      }
+      try {
+        statements.unlock(h.connection, name, owner);
+      } catch (SQLException e) {
+        log.debug("Release of '{}' failed on its connection: {}", name, e.toString());
+        h.dropConnection();
+        return goneUnlessUnreachable(h);
+      }
+      h.slotHeld = false;
+      slots.release();
+      h.connection.close(); // nothing held on it any more: back to the pool
+      return ReleaseResult.RELEASED;
+    } finally {
+      h.io.unlock();
+    }
+  }
+
+  /** A lock whose connection died: not held, if the database says so by answering. */
+  private ReleaseResult goneUnlessUnreachable(Holding h) throws SQLException {
+    h.dropConnection();
+    if (connections.reachable()) {
+      return ReleaseResult.NOT_HELD; // the database ended the session and freed the lock
+    }
+    throw new SQLException(
+        "the connection holding '"
+            + h.name
+            + "' is gone and the database cannot be reached to confirm the lock is free",
+        "08006");
+  }
+
+  Set<HeldLease> renew(List<HeldLease> leases) throws SQLException {
+    Set<HeldLease> gone = new HashSet<>();
+    Boolean reachable = null;
+    boolean unsure = false;
+    for (HeldLease lease : leases) {
+      Holding h = holdings.get(lease.lockName());
+      if (h == null || !h.owner.equals(lease.owner())) {
+        gone.add(lease);
+        continue;
+      }
+      h.io.lock();
+      try {
+        if (h.released) {
+          gone.add(lease);
+          continue;
+        }
+        if (!h.dead) {
+          long sentAt = System.nanoTime();
+          try {
+            statements.heartbeat(h.connection, h.name, h.owner, lease.lease().toMillis());
+            h.renewed = true;
+            h.confirmedNanos = sentAt;
+            h.extend(lease.lease().toNanos());
+            continue;
+          } catch (SQLException e) {
+            markDead(h, e);
+          }
+        }
+      } finally {
+        h.io.unlock();
+      }
+      if (reachable == null) {
+        reachable = connections.reachable();
+      }
+      if (reachable) {
+        gone.add(lease);
+      } else {
+        unsure = true;
+      }
+    }
+    if (unsure) {
+      throw new SQLException(
+          "a connection holding a lock is gone and the database cannot be reached to tell"
+              + " whether the lock survived",
+          "08006");
+    }
+    return gone;
+  }
+
+  private void markDead(Holding h, Exception cause) {
+    if (!h.dead) {
+      h.dead = true;
+      log.debug("The connection holding '{}' is dead: {}", h.name, cause.toString());
+      h.dropConnection();
+      cancelEndCheck(h);
+    }
+  }
+
+  // ---- lease end and heartbeat --------------------------------------------------------------
+
+  private void scheduleEndCheck(Holding h) {
+    long delay = Math.max(0, h.leaseEndNanos - System.nanoTime());
+    try {
+      h.endCheck = timer.schedule(() -> runOnExecutor(() -> endIfRunOut(h)), delay, NANOS);
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  private static final TimeUnit NANOS = TimeUnit.NANOSECONDS;
+
+  private void cancelEndCheck(Holding h) {
+    ScheduledFuture<?> check = h.endCheck;
+    if (check != null) {
+      check.cancel(false);
+    }
+  }
+
+  /** Releases a lock whose lease ran out without renewal, as a lease row would expire. */
+  private void endIfRunOut(Holding h) {
+    h.io.lock();
+    try {
+      if (h.released || h.dead) {
+        return;
+      }
+      if (h.leaseEndNanos - System.nanoTime() > 0) {
+        scheduleEndCheck(h); // renewed meanwhile
+        return;
+      }
+      h.released = true;
+      holdings.remove(h.name, h);
+      try {
+        statements.unlock(h.connection, h.name, h.owner);
+        h.slotHeld = false;
+        slots.release();
+        h.connection.close();
+      } catch (SQLException e) {
+        h.dropConnection(); // closing the connection frees the lock on the server
+      }
+      log.debug("The lease of '{}' ran out without renewal; released it", h.name);
+    } finally {
+      h.io.unlock();
+    }
+  }
+
+  private void heartbeatTick() {
+    long now = System.nanoTime();
+    for (Holding h : holdings.values()) {
+      // A lease under renewal is checked by its renewals (which report a dead connection as the
+      // lease gone); the heartbeat watches the others, and reports dead connections it meets.
+      boolean due = h.dead ? !h.reported : !h.renewed && now - h.confirmedNanos >= heartbeatNanos;
+      if (due && !h.released && h.checking.compareAndSet(false, true)) {
+        runOnExecutor(
+            () -> {
+              try {
+                check(h);
+              } finally {
+                h.checking.set(false);
+              }
+            });
+      }
+    }
+  }
+
+  /** Checks one lock's connection; reports the lease lost if the database freed it. */
+  private void check(Holding h) {
+    h.io.lock();
+    try {
+      if (h.released) {
+        return;
+      }
+      if (!h.dead) {
+        long sentAt = System.nanoTime();
+        long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - sentAt));
+        try {
+          statements.heartbeat(h.connection, h.name, h.owner, leftMillis);
+          h.confirmedNanos = sentAt;
+          return;
+        } catch (SQLException e) {
+          markDead(h, e);
+        }
+      }
+    } finally {
+      h.io.unlock();
+    }
+    if (connections.reachable()) {
+      report(h);
+    }
+    // Unreachable: the next tick asks again; the core ends the lease when it runs out.
+  }
+
+  private void report(Holding h) {
+    BackendEvents sink = events;
+    h.io.lock();
+    try {
+      if (h.reported || h.released) {
+        return;
+      }
+      h.reported = true;
+    } finally {
+      h.io.unlock();
+    }
+    if (sink != null) {
+      sink.leaseLost(
+          h.name,
+          h.owner,
+          "the database ended the connection holding the "
+              + statements.mode()
+              + " lock (killed, timed out or restarted) and so freed the lock");
+    }
+  }
+
+  private void runOnExecutor(Runnable task) {
+    try {
+      executor.execute(
+          () -> {
+            try {
+              task.run();
+            } catch (RuntimeException e) {
+              log.warn("A held-lock check failed: {}", e.toString());
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  /** Stops the timers and closes what is still held (the core released the live locks first). */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+    for (Holding h : holdings.values()) {
+      h.io.lock();
+      try {
+        h.released = true;
+        h.dropConnection();
+      } finally {
+        h.io.unlock();
+      }
+    }
+    holdings.clear();
+  }
+}

@@ -1,0 +1,101 @@
+package io.dlock.jdbc;
+
+import io.dlock.LockClientOptions;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockBackendProvider;
+import java.util.Locale;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Makes JDBC backends from {@code jdbc:postgresql:}, {@code jdbc:mariadb:}, {@code jdbc:mysql:} and
+ * {@code jdbc:h2:} URLs for {@link io.dlock.LockClients}; the backend pools its own connections.
+ * Properties: {@code user} and {@code password} (replacing any in the URL), {@code mode} ({@code
+ * lease-row}, the default, {@code session} or {@code row}), {@code table}, {@code createSchema}
+ * ({@code true} or {@code false}).
+ */
+public final class JdbcBackendProvider implements LockBackendProvider {
+  private static final String[] PREFIXES = {
+    "jdbc:postgresql:", "jdbc:mariadb:", "jdbc:mysql:", "jdbc:h2:"
+  };
+
+  @Override
+  public String schemes() {
+    return String.join(", ", PREFIXES);
+  }
+
+  @Override
+  public boolean supports(String uri) {
+    for (String prefix : PREFIXES) {
+      if (uri.startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalArgumentException if {@code mode}, {@code table} or {@code createSchema} is not
+   *     one of the allowed values, naming the property and what it allows
+   */
+  @Override
+  public LockBackend connect(
+      String uri, Map<String, String> properties, LockClientOptions options) {
+    JdbcLockSettings settings = JdbcLockSettings.of(uri);
+    String mode = properties.get("mode");
+    if (mode != null) {
+      settings = settings.withMode(mode(mode));
+    }
+    String table = properties.get("table");
+    if (table != null) {
+      settings = settings.withTable(table);
+    }
+    String createSchema = properties.get("createSchema");
+    if (createSchema != null) {
+      settings = settings.withCreateSchema(bool("createSchema", createSchema));
+    }
+    String user = properties.get("user");
+    String password = properties.get("password");
+    if (password != null) {
+      if (user == null) {
+        user = urlUser(uri);
+      }
+      if (user == null) {
+        throw new IllegalArgumentException(
+            "user must be given (as a property or user= in the URL) when password is");
+      }
+      settings = settings.withCredentials(user, password.toCharArray());
+    } else if (user != null) {
+      settings = settings.withCredentials(user, new char[0]);
+    }
+    return JdbcLockBackend.connect(settings);
+  }
+
+  private static @Nullable String urlUser(String uri) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("[?&;]user=([^&;]*)").matcher(uri);
+    return m.find() ? m.group(1) : null;
+  }
+
+  static JdbcLockMode mode(String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "lease-row", "lease_row" -> JdbcLockMode.LEASE_ROW;
+      case "session" -> JdbcLockMode.SESSION;
+      case "row" -> JdbcLockMode.ROW;
+      default ->
+          throw new IllegalArgumentException(
+              "mode must be one of lease-row, session, row, but was '" + value + "'");
+    };
+  }
+
+  private static boolean bool(String property, String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default ->
+          throw new IllegalArgumentException(
+              property + " must be true or false, but was '" + value + "'");
+    };
+  }
+}

@@ -1,0 +1,444 @@
+package io.dlock.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Row locks: the lock's row in {@code <table>_rows} (inserted once, in its own transaction) is
+ * locked with {@code SELECT ... FOR UPDATE NOWAIT} in a transaction that stays open on the holder's
+ * dedicated connection; release commits. {@code NOWAIT} answers at once when another transaction
+ * holds the row, so a waiter never blocks in the database past its bound and holds no connection
+ * between attempts.
+ *
+ * <p>The fencing token is drawn from the sequence {@code <table>_fence} in the locking statement. A
+ * counter column bumped inside the holding transaction would roll back with a holder whose
+ * connection dies, and the next holder would get the same token again; a sequence never goes back.
+ * The grant is recorded in {@code <table>_held} through another connection, since the holding
+ * transaction's own writes are invisible to others until it ends.
+ */
+abstract class RowLockStatements extends HeldLockStatements {
+  private final String select;
+  private final String record;
+  private final String exists;
+
+  RowLockStatements(String table, Duration statementTimeout, String nowMillis) {
+    super(table, statementTimeout, nowMillis);
+    this.select =
+        "SELECT "
+            + nextToken()
+            + ", "
+            + sessionIdSql()
+            + " FROM "
+            + table
+            + "_rows WHERE name = ? "
+            + lockClause();
+    this.exists = "SELECT 1 FROM " + table + "_rows WHERE name = ?";
+    this.record = recordSql();
+  }
+
+  @Override
+  String mode() {
+    return "row";
+  }
+
+  /**
+   * How the row is locked without waiting: {@code FOR UPDATE NOWAIT} fails at once when another
+   * transaction holds the row; {@code SKIP LOCKED} returns no row instead (see {@link
+   * #skipsLocked()}).
+   */
+  String lockClause() {
+    return "FOR UPDATE NOWAIT";
+  }
+
+  /** Whether {@link #lockClause()} skips a locked row instead of failing. */
+  boolean skipsLocked() {
+    return false;
+  }
+
+  /** The SQL expression that draws the next fencing token. */
+  abstract String nextToken();
+
+  /** The SQL expression of this connection's id on the server. */
+  abstract String sessionIdSql();
+
+  /** Inserts the row of a name if missing, in autocommit, never waiting on another's lock. */
+  abstract void insertRow(Connection c, String name) throws SQLException;
+
+  /** Whether {@code e} says the row is locked by another transaction. */
+  abstract boolean busy(SQLException e);
+
+  /** The upsert of the grant's record, parameters name, owner, token, holder, lease, session id. */
+  abstract String recordSql();
+
+  /** The condition that the recorded session is alive, on the record aliased {@code h}. */
+  abstract String sessionAlive();
+
+  @Override
+  List<String> probes() {
+    return List.of(
+        "SELECT name, lock_key, owner, token, holder, granted_at, expires_at, session_id FROM "
+            + held
+            + " WHERE 1 = 0",
+        "UPDATE " + held + " SET token = token WHERE 1 = 0",
+        "SELECT name FROM " + table + "_rows WHERE 1 = 0",
+        "UPDATE " + table + "_rows SET name = name WHERE 1 = 0");
+  }
+
+  /**
+   * Whether inserting the row before locking it never waits (PostgreSQL's {@code ON CONFLICT DO
+   * NOTHING} and H2's {@code NOT EXISTS} insert do not; MariaDB's {@code INSERT IGNORE} waits for a
+   * shared lock on an existing row).
+   */
+  boolean insertsWithoutWaiting() {
+    return true;
+  }
+
+  /** Names whose row this client has seen, so that their first attempt skips the insert. */
+  private final java.util.Set<String> knownRows =
+      java.util.Collections.newSetFromMap(new java.util.concurrent.ConcurrentHashMap<>());
+
+  private static final int MAX_KNOWN_ROWS = 10_000;
+
+  @Override
+  @Nullable Granted lock(Connection c, String name, String owner, String holder, long leaseMillis)
+      throws SQLException {
+    if (insertsWithoutWaiting() && !knownRows.contains(name)) {
+      // First use of the name by this client: one insert, instead of a failed lock and a retry.
+      insertRow(c, name);
+      remember(name);
+    }
+    for (int round = 0; round < 2; round++) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = prepare(c, select)) {
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            remember(name);
+            return new Granted(rs.getLong(1), rs.getLong(2)); // the transaction stays open
+          }
+        }
+      } catch (SQLException e) {
+        if (!busy(e)) {
+          throw e;
+        }
+        try {
+          endTransaction(c);
+        } catch (SQLException closed) {
+          // HikariCP closes a connection after a timeout exception (H2 reports NOWAIT so); it
+          // held nothing, and closing it again is a no-op.
+        }
+        return null;
+      }
+      if (skipsLocked() && rowExists(c, name)) {
+        endTransaction(c);
+        return null; // the row was skipped: another transaction holds it
+      }
+      endTransaction(c);
+      insertRow(c, name); // first use of the name: then lock it
+    }
+    return null;
+  }
+
+  private void remember(String name) {
+    if (knownRows.size() >= MAX_KNOWN_ROWS) {
+      knownRows.clear(); // a cache only: forgetting costs one insert per name
+    }
+    knownRows.add(name);
+  }
+
+  private boolean rowExists(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = prepare(c, exists)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  private static void endTransaction(Connection c) throws SQLException {
+    c.rollback();
+    c.setAutoCommit(true);
+  }
+
+  @Override
+  boolean recordsApart() {
+    return true;
+  }
+
+  @Override
+  void record(
+      Connection other, String name, String owner, String holder, Granted granted, long leaseMillis)
+      throws SQLException {
+    update(other, record, name, owner, granted.token(), holder, leaseMillis, granted.sessionId());
+  }
+
+  @Override
+  void unlock(Connection c, String name, String owner) throws SQLException {
+    clearRecord(c, name, owner);
+    c.commit();
+    c.setAutoCommit(true);
+  }
+
+  /** Clears the record inside the holding transaction, so that it ends with the lock. */
+  void clearRecord(Connection c, String name, String owner) throws SQLException {
+    update(c, "UPDATE " + held + " SET owner = NULL WHERE name = ? AND owner = ?", name, owner);
+  }
+
+  @Override
+  void heartbeat(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    // The lock lives as long as the transaction, which lives as long as the connection.
+    if (!c.isValid(queryTimeoutSeconds)) {
+      throw new SQLException("the connection holding the row lock is closed", "08003");
+    }
+  }
+
+  @Override
+  boolean reportsRemaining() {
+    return false; // the record is written at grant only; renewals are not written anywhere
+  }
+
+  @Override
+  String inspectSql(boolean exactName) {
+    return ("SELECT h.name, h.holder, h.token, 1, h.granted_at, h.expires_at - %2$s, h.session_id"
+            + " FROM %1$s h WHERE h.lock_key IS NULL AND h.owner IS NOT NULL AND %3$s AND %4$s"
+            + " ORDER BY h.name")
+        .formatted(
+            held, now, exactName ? "h.name = ?" : "h.name LIKE ? ESCAPE '!'", sessionAlive());
+  }
+
+  /** PostgreSQL: lock busy is SQL state 55P03; killing a holder is {@code pg_terminate_backend}. */
+  static final class Postgres extends RowLockStatements {
+    private final String channel;
+    private final int majorVersion;
+
+    Postgres(String table, Duration statementTimeout, String channel, int majorVersion) {
+      super(table, statementTimeout, "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint");
+      this.channel = channel;
+      this.majorVersion = majorVersion;
+    }
+
+    @Override
+    String nextToken() {
+      return "nextval('" + table + "_fence')";
+    }
+
+    @Override
+    String sessionIdSql() {
+      return "pg_backend_pid()";
+    }
+
+    @Override
+    void insertRow(Connection c, String name) throws SQLException {
+      // A committed row never makes ON CONFLICT wait, even while another transaction locks it.
+      update(c, "INSERT INTO " + table + "_rows (name) VALUES (?) ON CONFLICT DO NOTHING", name);
+    }
+
+    @Override
+    boolean busy(SQLException e) {
+      return "55P03".equals(e.getSQLState());
+    }
+
+    @Override
+    String recordSql() {
+      return """
+          INSERT INTO %1$s AS h
+            (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)
+          VALUES (?, NULL, ?, ?, ?, %2$s, %2$s + ?, ?)
+          ON CONFLICT (name) DO UPDATE SET lock_key = NULL, owner = EXCLUDED.owner,
+            token = EXCLUDED.token, holder = EXCLUDED.holder, granted_at = EXCLUDED.granted_at,
+            expires_at = EXCLUDED.expires_at, session_id = EXCLUDED.session_id
+          """
+          .formatted(held, now);
+    }
+
+    @Override
+    void clearRecord(Connection c, String name, String owner) throws SQLException {
+      // The NOTIFY is delivered at the commit that frees the row.
+      execute(
+          c,
+          "WITH u AS (UPDATE "
+              + held
+              + " SET owner = NULL WHERE name = ? AND owner = ? RETURNING 1)"
+              + " SELECT pg_notify(?, ?)",
+          name,
+          owner,
+          channel,
+          name);
+    }
+
+    @Override
+    String sessionAlive() {
+      return "EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.session_id)";
+    }
+
+    @Override
+    void endSession(Connection admin, String name, long sessionId) throws SQLException {
+      SessionLockStatements.Postgres.terminate(this, admin, sessionId, majorVersion);
+    }
+  }
+
+  /** MariaDB: {@code NOWAIT} fails with error 1205; killing a holder is {@code KILL}. */
+  static final class MariaDb extends RowLockStatements {
+    MariaDb(String table, Duration statementTimeout) {
+      super(
+          table,
+          statementTimeout,
+          "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)");
+    }
+
+    @Override
+    String nextToken() {
+      return "NEXTVAL(" + table + "_fence)";
+    }
+
+    @Override
+    String sessionIdSql() {
+      return "CONNECTION_ID()";
+    }
+
+    @Override
+    void insertRow(Connection c, String name) throws SQLException {
+      // INSERT IGNORE of an existing key waits for a shared lock on it: bound that wait, since
+      // another transaction may have inserted and locked the row since our SELECT.
+      try {
+        update(
+            c,
+            "SET STATEMENT innodb_lock_wait_timeout = 1 FOR INSERT IGNORE INTO "
+                + table
+                + "_rows (name) VALUES (?)",
+            name);
+      } catch (SQLException e) {
+        if (!busy(e)) {
+          throw e;
+        }
+      }
+    }
+
+    @Override
+    boolean busy(SQLException e) {
+      return e.getErrorCode() == 1205 || e.getErrorCode() == 3572;
+    }
+
+    @Override
+    boolean insertsWithoutWaiting() {
+      return false;
+    }
+
+    @Override
+    String recordSql() {
+      return """
+          INSERT INTO %1$s (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)
+          VALUES (?, NULL, ?, ?, ?, %2$s, %2$s + ?, ?)
+          ON DUPLICATE KEY UPDATE lock_key = NULL, owner = VALUES(owner), token = VALUES(token),
+            holder = VALUES(holder), granted_at = VALUES(granted_at),
+            expires_at = VALUES(expires_at), session_id = VALUES(session_id)
+          """
+          .formatted(held, now);
+    }
+
+    @Override
+    String sessionAlive() {
+      return "h.session_id IN (SELECT ID FROM information_schema.PROCESSLIST)";
+    }
+
+    @Override
+    void endSession(Connection admin, String name, long sessionId) throws SQLException {
+      execute(admin, "KILL CONNECTION ?", sessionId);
+      // The killed transaction rolls back as the connection ends: wait for the row to be free.
+      boolean auto = admin.getAutoCommit();
+      admin.setAutoCommit(false);
+      try {
+        execute(
+            admin,
+            "SELECT name FROM "
+                + table
+                + "_rows WHERE name = ? FOR UPDATE WAIT "
+                + Math.max(1, queryTimeoutSeconds - 1),
+            name);
+      } finally {
+        admin.rollback();
+        admin.setAutoCommit(auto);
+      }
+    }
+  }
+
+  /**
+   * H2: {@code SKIP LOCKED}, since H2's {@code NOWAIT} still waits some milliseconds and then
+   * throws a timeout, after which HikariCP discards the connection; killing a holder is {@code
+   * ABORT_SESSION}.
+   */
+  static final class H2 extends RowLockStatements {
+    H2(String table, Duration statementTimeout) {
+      super(
+          table, statementTimeout, "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)");
+    }
+
+    @Override
+    String lockClause() {
+      return "FOR UPDATE SKIP LOCKED";
+    }
+
+    @Override
+    boolean skipsLocked() {
+      return true;
+    }
+
+    @Override
+    String nextToken() {
+      return "NEXT VALUE FOR " + table + "_fence";
+    }
+
+    @Override
+    String sessionIdSql() {
+      return "SESSION_ID()";
+    }
+
+    @Override
+    void insertRow(Connection c, String name) throws SQLException {
+      try {
+        update(
+            c,
+            "INSERT INTO "
+                + table
+                + "_rows (name) SELECT CAST(? AS VARCHAR(256)) WHERE NOT EXISTS"
+                + " (SELECT 1 FROM "
+                + table
+                + "_rows WHERE name = ?)",
+            name,
+            name);
+      } catch (SQLException e) {
+        if (!"23505".equals(e.getSQLState()) && !busy(e)) {
+          throw e; // a concurrent insert of the same name is fine: the row exists
+        }
+      }
+    }
+
+    @Override
+    boolean busy(SQLException e) {
+      return e.getErrorCode() == 50200 || "HYT00".equals(e.getSQLState());
+    }
+
+    @Override
+    String recordSql() {
+      return ("MERGE INTO %1$s (name, lock_key, owner, token, holder, granted_at, expires_at,"
+              + " session_id) KEY (name) VALUES (?, NULL, ?, ?, ?, %2$s, %2$s + ?, ?)")
+          .formatted(held, now);
+    }
+
+    @Override
+    String sessionAlive() {
+      return "h.session_id IN (SELECT SESSION_ID FROM INFORMATION_SCHEMA.SESSIONS)";
+    }
+
+    @Override
+    void endSession(Connection admin, String name, long sessionId) throws SQLException {
+      // Closes the session at once; its transaction rolls back and frees the row.
+      execute(admin, "SELECT ABORT_SESSION(?)", (int) sessionId);
+    }
+  }
+}

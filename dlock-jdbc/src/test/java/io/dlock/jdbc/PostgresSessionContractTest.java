@@ -1,0 +1,21 @@
+package io.dlock.jdbc;
+
+/** The contract suite on PostgreSQL (external, else embedded), session (advisory) locks. */
+class PostgresSessionContractTest extends JdbcLockContractTest {
+  @Override
+  protected String url() {
+    return TestDatabases.postgres();
+  }
+
+  @Override
+  protected JdbcLockMode mode() {
+    return JdbcLockMode.SESSION;
+  }
+
+  @Override
+  protected java.util.Optional<io.dlock.testkit.ServerControl> serverControl() {
+    return TestDatabases.externalPostgres().isPresent()
+        ? java.util.Optional.empty()
+        : java.util.Optional.of(EmbeddedPostgres.shared());
+  }
+}
