@@ -85,6 +85,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private static final AtomicInteger IDS = new AtomicInteger();
   private static final int MAX_ROUNDS = 8;
 
+  /**
+   * The retry bound of an attempt that ends without a watch set (the queue kept changing under it):
+   * with no watch there is no release signal to wait for, so the core tries again after this.
+   */
+  private static final Duration RETRY_WITHOUT_WATCH = Duration.ofMillis(10);
+
   private final CuratorFramework client;
   private final boolean ownsClient;
   private final LockPaths paths;
@@ -412,7 +418,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
         continue;
       }
       String predecessor = parent + "/" + queue.get(position - 1);
-      if (predecessor.equals(entry.watched)) {
+      // Held(null) makes the core wait for a release signal only, so it is answered only with a
+      // watch whose notification (and so its signal) is still to come: one set earlier on this
+      // predecessor that has not fired, or one set now. A watch that already fired is never
+      // trusted again, even when a listing older than its event (a prefetch requested for an
+      // earlier event, or a listing read before the deletion) still shows its node.
+      PredecessorWatch current = entry.watch;
+      if (current != null && !current.fired && current.path.equals(predecessor)) {
         return new AcquireResult.Held(null);
       }
       if (watch(key, entry, predecessor)) {
@@ -420,8 +432,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
       }
       // The predecessor left between the listing and the watch: look again.
     }
-    // The queue kept changing under us; the core retries on the next signal.
-    return new AcquireResult.Held(null);
+    // The queue kept changing under us and no watch is left set, so no signal may ever come:
+    // have the core try again shortly instead.
+    return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
   }
 
   private void create(QueueEntry entry, Key key, String description) throws Exception {
@@ -503,38 +516,52 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   /**
-   * Sets a watch on {@code predecessor}.
+   * Sets a watch on {@code predecessor}. The watch is the entry's current one from before the
+   * request is sent, so its notification, which may be handled on the event thread before this call
+   * returns, always finds it (and marks it fired).
    *
    * @return false if it is already gone (no watch is left behind then)
    */
   private boolean watch(Key key, QueueEntry entry, String predecessor) throws Exception {
     ensureConnected();
-    Watcher watcher = event -> onPredecessorEvent(key, predecessor, event);
+    PredecessorWatch watch = new PredecessorWatch(predecessor);
+    watch.watcher = event -> onPredecessorEvent(key, watch, event);
+    entry.watch = watch;
+    boolean set = false;
     try {
       // getData, not exists: on a missing node exists would leave a watch for its creation.
-      client.getData().usingWatcher(watcher).forPath(predecessor);
+      client.getData().usingWatcher(watch.watcher).forPath(predecessor);
+      set = true;
     } catch (KeeperException.NoNodeException e) {
       return false;
+    } finally {
+      if (!set && entry.watch == watch) {
+        // No answer, or the node is gone: the client registered nothing, so this watch must not
+        // stand for a signal to come in a later attempt.
+        entry.watch = null;
+      }
     }
-    entry.watched = predecessor;
-    entry.watcher = watcher;
     return true;
   }
 
-  private void onPredecessorEvent(Key key, String predecessor, WatchedEvent event) {
+  private void onPredecessorEvent(Key key, PredecessorWatch watch, WatchedEvent event) {
     if (event.getType() == Watcher.Event.EventType.None) {
       return; // connection-state change: the watch stays registered and is re-set on reconnect
     }
     watchNotifications.incrementAndGet();
+    // Marked before the signal below: an attempt that still finds this watch unfired is sure of
+    // the signal, which then arrives during or after it (so the core tries again).
+    watch.fired = true;
     QueueEntry entry = entries.get(key);
-    if (entry != null && predecessor.equals(entry.watched)) {
-      entry.watched = null;
+    if (entry != null) {
       String node = entry.node;
       if (node != null
           && event.getType() == Watcher.Event.EventType.NodeDeleted
           && client.getZookeeperClient().isConnected()) {
         // Ask for the queue now, while the core wakes the waiter: its re-attempt uses this answer
-        // (read after the deletion, so no older than one the re-attempt would read itself).
+        // (read after the deletion, so no older than one the re-attempt would read itself). It
+        // may still be older than what an attempt in flight reads next; that costs at most a
+        // round, because a fired watch is never trusted again.
         entry.prefetch = new Prefetch(node, listAsync(paths.lockPath(key.lockName)));
       }
     }
@@ -1321,9 +1348,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
       leaseMarks.remove(mark);
       entry.leaseMark = null;
     }
-    Watcher watcher = entry.watcher;
-    String watched = entry.watched;
-    if (watcher != null && watched != null && client.getZookeeperClient().isConnected()) {
+    PredecessorWatch watch = entry.watch;
+    Watcher watcher = watch == null || watch.fired ? null : watch.watcher;
+    if (watch != null && watcher != null && client.getZookeeperClient().isConnected()) {
+      String watched = watch.path;
       // Remove the predecessor watch so that an abandoned waiter costs no later notification.
       try {
         client
@@ -1337,8 +1365,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         log.debug("Could not remove the watch on {}: {}", watched, e.toString());
       }
     }
-    entry.watched = null;
-    entry.watcher = null;
+    entry.watch = null;
   }
 
   /**
@@ -1514,6 +1541,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private record Prefetch(String node, CompletableFuture<CuratorEvent> children) {}
 
   /**
+   * A watch on a waiter's predecessor. ZooKeeper notifies a watch once: after that ({@code fired})
+   * it no longer stands for a signal to come, whatever a listing says of its node.
+   */
+  private static final class PredecessorWatch {
+    final String path;
+    @Nullable Watcher watcher; // set once, before the watch is registered
+    volatile boolean fired;
+
+    PredecessorWatch(String path) {
+      this.path = path;
+    }
+  }
+
+  /**
    * What this backend knows of one owner's queue node for one lock. Fields are changed by that
    * owner's calls, which run one at a time per key; the watcher, the lease timer and renewal read
    * the volatile ones.
@@ -1541,15 +1582,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
     /** This entry's registration with the lease timer, or null. */
     volatile @Nullable LeaseMark leaseMark;
 
-    volatile @Nullable String watched;
-    volatile @Nullable Watcher watcher;
+    /** The watch on the predecessor set last, fired or not; null if none. */
+    volatile @Nullable PredecessorWatch watch;
 
     void forgetNode() {
       node = null;
       prefetch = null;
       localHolds = 0;
-      watched = null;
-      watcher = null;
+      watch = null;
     }
   }
 }
