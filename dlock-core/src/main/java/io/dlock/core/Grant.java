@@ -12,7 +12,6 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -32,11 +31,18 @@ final class Grant {
   private final LockOptions options;
   private final boolean holdCountOnServer;
   private final long leaseNanos;
-  private final Instant heldSince = Instant.now();
+  private final long heldSinceMillis = System.currentTimeMillis();
 
-  private final ReentrantLock lock = new ReentrantLock();
-  private final ArrayDeque<LeaseHandle> openHandles = new ArrayDeque<>();
-  private final List<Consumer<LeaseLostEvent>> listeners = new ArrayList<>();
+  /**
+   * The open holds: null, one {@link LeaseHandle}, or an {@link ArrayDeque} of them once the holder
+   * re-entered. Most grants are held once, and a client may hold many thousands of them, so the
+   * common case allocates nothing extra.
+   */
+  private @Nullable Object openHandles;
+
+  /** Lost-lease listeners; created on the first registration. */
+  private @Nullable List<Consumer<LeaseLostEvent>> listeners;
+
   private @Nullable LeaseLostEvent lostEvent;
 
   private volatile LeaseState state = LeaseState.VALID;
@@ -91,8 +97,7 @@ final class Grant {
    *     has lost, it must release the lost lease first
    */
   LeaseHandle open() {
-    lock.lock();
-    try {
+    synchronized (this) {
       if (!isValid()) {
         throw new LockLostException(
             "Cannot re-enter lock '"
@@ -104,10 +109,8 @@ final class Grant {
                 + "; release the lost lease before acquiring again");
       }
       LeaseHandle handle = new LeaseHandle(this);
-      openHandles.addLast(handle);
+      addHandle(handle);
       return handle;
-    } finally {
-      lock.unlock();
     }
   }
 
@@ -117,34 +120,25 @@ final class Grant {
    * @return the new hold, or null if the grant is no longer valid
    */
   @Nullable LeaseHandle openCounted(long requestSentAtNanos) {
-    lock.lock();
-    try {
+    synchronized (this) {
       if (!isValid()) {
         return null;
       }
       LeaseHandle handle = open();
       confirmed(requestSentAtNanos);
       return handle;
-    } finally {
-      lock.unlock();
     }
   }
 
   @Nullable LeaseHandle lastOpenHandle() {
-    lock.lock();
-    try {
-      return openHandles.peekLast();
-    } finally {
-      lock.unlock();
+    synchronized (this) {
+      return lastHandle();
     }
   }
 
   int holdCount() {
-    lock.lock();
-    try {
-      return openHandles.size();
-    } finally {
-      lock.unlock();
+    synchronized (this) {
+      return handleCount();
     }
   }
 
@@ -207,25 +201,19 @@ final class Grant {
 
   /** The backend cannot confirm the lease for now: not valid until restored. */
   void suspend() {
-    lock.lock();
-    try {
+    synchronized (this) {
       if (state == LeaseState.VALID) {
         state = LeaseState.UNCERTAIN;
       }
-    } finally {
-      lock.unlock();
     }
   }
 
   /** The backend's session is back: an uncertain lease is valid again (if not run out). */
   void restore() {
-    lock.lock();
-    try {
+    synchronized (this) {
       if (state == LeaseState.UNCERTAIN) {
         state = LeaseState.VALID;
       }
-    } finally {
-      lock.unlock();
     }
   }
 
@@ -233,18 +221,15 @@ final class Grant {
   boolean markLost(LeaseLostEvent.Reason reason, String detail) {
     List<Consumer<LeaseLostEvent>> toTell;
     LeaseLostEvent event;
-    lock.lock();
-    try {
+    synchronized (this) {
       if (state == LeaseState.LOST || state == LeaseState.RELEASED) {
         return false;
       }
       state = LeaseState.LOST;
       event = new LeaseLostEvent(key.lockName(), fencingToken, reason, detail);
       lostEvent = event;
-      toTell = List.copyOf(listeners);
-      listeners.clear();
-    } finally {
-      lock.unlock();
+      toTell = listeners == null ? List.of() : List.copyOf(listeners);
+      listeners = null;
     }
     log.warn(
         "Lease of lock '{}' (fencing token {}) lost: {} ({})",
@@ -261,17 +246,17 @@ final class Grant {
 
   void addLostListener(Consumer<LeaseLostEvent> listener) {
     LeaseLostEvent event;
-    lock.lock();
-    try {
+    synchronized (this) {
       event = lostEvent;
       if (event == null) {
         if (state != LeaseState.RELEASED) {
+          if (listeners == null) {
+            listeners = new ArrayList<>(1);
+          }
           listeners.add(listener);
         }
         return;
       }
-    } finally {
-      lock.unlock();
     }
     client.dispatch(listener, event);
   }
@@ -283,17 +268,14 @@ final class Grant {
   boolean release(LeaseHandle handle) {
     int left;
     LeaseState before;
-    lock.lock();
-    try {
-      openHandles.remove(handle);
-      left = openHandles.size();
+    synchronized (this) {
+      removeHandle(handle);
+      left = handleCount();
       before = state;
       if (left == 0 && before != LeaseState.LOST) {
         state = LeaseState.RELEASED;
-        listeners.clear();
+        listeners = null;
       }
-    } finally {
-      lock.unlock();
     }
     if (left == 0) {
       client.forget(this);
@@ -339,12 +321,55 @@ final class Grant {
     }
   }
 
+  // ---- the open holds; callers hold this grant's monitor ----------------------------------------
+
+  @SuppressWarnings("unchecked")
+  private void addHandle(LeaseHandle handle) {
+    Object current = openHandles;
+    if (current == null) {
+      openHandles = handle;
+    } else if (current instanceof LeaseHandle single) {
+      ArrayDeque<LeaseHandle> many = new ArrayDeque<>(4);
+      many.addLast(single);
+      many.addLast(handle);
+      openHandles = many;
+    } else {
+      ((ArrayDeque<LeaseHandle>) current).addLast(handle);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void removeHandle(LeaseHandle handle) {
+    Object current = openHandles;
+    if (current == handle) {
+      openHandles = null;
+    } else if (current instanceof ArrayDeque<?> many) {
+      ((ArrayDeque<LeaseHandle>) many).remove(handle);
+    }
+  }
+
+  private @Nullable LeaseHandle lastHandle() {
+    Object current = openHandles;
+    if (current instanceof LeaseHandle single) {
+      return single;
+    }
+    return current instanceof ArrayDeque<?> many ? (LeaseHandle) many.peekLast() : null;
+  }
+
+  private int handleCount() {
+    Object current = openHandles;
+    if (current == null) {
+      return 0;
+    }
+    return current instanceof ArrayDeque<?> many ? many.size() : 1;
+  }
+
   HeldLeaseInfo info() {
     return new HeldLeaseInfo(
         key.lockName(),
         fencingToken,
         holdCount(),
-        heldSince,
+        Instant.ofEpochMilli(heldSinceMillis),
         remaining(),
         options.autoRenew(),
         state());

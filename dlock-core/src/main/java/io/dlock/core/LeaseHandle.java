@@ -6,7 +6,7 @@ import io.dlock.LeaseState;
 import io.dlock.LockLostException;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,11 +15,20 @@ import org.slf4j.LoggerFactory;
 final class LeaseHandle implements Lease {
   private static final Logger log = LoggerFactory.getLogger(LeaseHandle.class);
 
+  private static final AtomicIntegerFieldUpdater<LeaseHandle> RELEASED =
+      AtomicIntegerFieldUpdater.newUpdater(LeaseHandle.class, "released");
+
   private final Grant grant;
-  private final AtomicBoolean released = new AtomicBoolean();
+
+  /** 1 once released; a field updater instead of an AtomicBoolean saves an object per lease. */
+  private volatile int released;
 
   LeaseHandle(Grant grant) {
     this.grant = grant;
+  }
+
+  private boolean isReleased() {
+    return released == 1;
   }
 
   @Override
@@ -34,22 +43,22 @@ final class LeaseHandle implements Lease {
 
   @Override
   public boolean isValid() {
-    return !released.get() && grant.isValid();
+    return !isReleased() && grant.isValid();
   }
 
   @Override
   public LeaseState state() {
-    return released.get() ? LeaseState.RELEASED : grant.state();
+    return isReleased() ? LeaseState.RELEASED : grant.state();
   }
 
   @Override
   public Duration remaining() {
-    return released.get() ? Duration.ZERO : grant.remaining();
+    return isReleased() ? Duration.ZERO : grant.remaining();
   }
 
   @Override
   public void ensureValid() {
-    if (released.get()) {
+    if (isReleased()) {
       throw new IllegalStateException(
           "The lease of lock '" + lockName() + "' was released by its holder");
     }
@@ -71,7 +80,7 @@ final class LeaseHandle implements Lease {
 
   @Override
   public boolean release() {
-    if (!released.compareAndSet(false, true)) {
+    if (!RELEASED.compareAndSet(this, 0, 1)) {
       log.info(
           "Lease of lock '{}' (fencing token {}) was already released; nothing to do",
           lockName(),
