@@ -76,16 +76,17 @@ public final class FlashSaleDemo {
       uri = embedded.uri();
       out.println("Started redis-server (" + embedded.binary() + ") on " + uri);
     }
+    boolean ok;
     try {
-      boolean ok = run(uri, options, out);
+      ok = run(uri, options, out);
       out.println(
           ok ? "OK: with the lock, sold equals stock and stock never went negative." : "FAILED");
-      System.exit(ok ? 0 : 1);
     } finally {
       if (embedded != null) {
         embedded.close();
       }
     }
+    System.exit(ok ? 0 : 1);
   }
 
   static boolean run(String uri, Options options, PrintStream out) throws Exception {

@@ -32,6 +32,19 @@ public final class RedisServerProcess implements AutoCloseable {
   private static final String SHIPPED_BINARY = "redis-server-7.0.15-linux-amd64";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
 
+  /**
+   * Every server process this JVM started and has not stopped: killed when the JVM exits, even by
+   * {@code System.exit} or Ctrl-C, so that no redis-server outlives its test or demo.
+   */
+  private static final java.util.Set<Process> LIVE =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(() -> LIVE.forEach(Process::destroyForcibly), "dlock-redis-server-reaper"));
+  }
+
   private final Path binary;
   private final int port;
   private final Path workDir;
@@ -113,6 +126,7 @@ public final class RedisServerProcess implements AutoCloseable {
     if (p != null) {
       p.destroyForcibly();
       waitFor(p);
+      LIVE.remove(p);
       process = null;
     }
   }
@@ -190,6 +204,7 @@ public final class RedisServerProcess implements AutoCloseable {
               .redirectErrorStream(true)
               .redirectOutput(workDir.resolve("redis.log").toFile())
               .start();
+      LIVE.add(process);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot start " + binary, e);
     }
