@@ -73,20 +73,7 @@ abstract class CliContractIT {
                   List<Integer> exits = new ArrayList<>();
                   for (int i = 0; i < 50; i++) {
                     exits.add(
-                        cli()
-                            .run(
-                                scaled(60_000),
-                                "run",
-                                "--backend",
-                                backendUri(),
-                                "--name",
-                                name,
-                                "--wait",
-                                "60s",
-                                "--",
-                                "sh",
-                                "-c",
-                                script)
+                        dlock("run", "--name", name, "--wait", "60s", "--", "sh", "-c", script)
                             .exit());
                   }
                   return exits;
@@ -105,32 +92,17 @@ abstract class CliContractIT {
   void runPassesTheCommandsStatusAndTheLockToTheCommand() throws Exception {
     String name = prefix + "env";
     CliProcesses.Result result =
-        cli()
-            .run(
-                scaled(60_000),
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                name,
-                "--",
-                "sh",
-                "-c",
-                "echo \"$DLOCK_NAME $DLOCK_FENCING_TOKEN\"; exit 7");
+        dlock(
+            "run",
+            "--name",
+            name,
+            "--",
+            "sh",
+            "-c",
+            "echo \"$DLOCK_NAME $DLOCK_FENCING_TOKEN\"; exit 7");
     assertThat(result.exit()).isEqualTo(7);
     assertThat(result.out().trim()).matches(java.util.regex.Pattern.quote(name) + " [0-9]+");
-    assertThat(
-            cli()
-                .run(
-                    scaled(60_000),
-                    "run",
-                    "--backend",
-                    backendUri(),
-                    "--name",
-                    name,
-                    "--",
-                    "/no/such/command")
-                .exit())
+    assertThat(dlock("run", "--name", name, "--", "/no/such/command").exit())
         .isEqualTo(ExitCodes.COMMAND_NOT_FOUND);
   }
 
@@ -138,36 +110,11 @@ abstract class CliContractIT {
   void theWaitBoundGivesTheConflictStatus() throws Exception {
     String name = prefix + "busy";
     Process holder = holding(name, "30s");
-    CliProcesses.Result refused =
-        cli()
-            .run(
-                scaled(60_000),
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                name,
-                "--wait",
-                "500ms",
-                "--",
-                "true");
+    CliProcesses.Result refused = dlock("run", "--name", name, "--wait", "500ms", "--", "true");
     assertThat(refused.exit()).isEqualTo(ExitCodes.NOT_ACQUIRED);
     assertThat(refused.err()).contains("not acquired within 500ms");
     CliProcesses.Result custom =
-        cli()
-            .run(
-                scaled(60_000),
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                name,
-                "--wait",
-                "0",
-                "--conflict-exit-code",
-                "9",
-                "--",
-                "true");
+        dlock("run", "--name", name, "--wait", "0", "--conflict-exit-code", "9", "--", "true");
     assertThat(custom.exit()).isEqualTo(9);
     holder.destroy();
   }
@@ -177,22 +124,19 @@ abstract class CliContractIT {
     String name = prefix + "lost";
     Path errFile = dir.resolve("lost.err");
     Process holder =
-        cli()
-            .start(
-                dir.resolve("lost.out"),
-                errFile,
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                name,
-                "--lease",
-                "1s",
-                "--kill-after",
-                "2s",
-                "--",
-                "sleep",
-                "120");
+        dlockInBackground(
+            dir.resolve("lost.out"),
+            errFile,
+            "run",
+            "--name",
+            name,
+            "--lease",
+            "1s",
+            "--kill-after",
+            "2s",
+            "--",
+            "sleep",
+            "120");
     started.add(holder);
     awaitHeld(name);
     long deleted = System.nanoTime();
@@ -209,22 +153,19 @@ abstract class CliContractIT {
     String name = prefix + "warn";
     Path errFile = dir.resolve("warn.err");
     Process holder =
-        cli()
-            .start(
-                dir.resolve("warn.out"),
-                errFile,
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                name,
-                "--lease",
-                "1s",
-                "--on-lost=warn",
-                "--",
-                "sh",
-                "-c",
-                "sleep 4; exit 5");
+        dlockInBackground(
+            dir.resolve("warn.out"),
+            errFile,
+            "run",
+            "--name",
+            name,
+            "--lease",
+            "1s",
+            "--on-lost=warn",
+            "--",
+            "sh",
+            "-c",
+            "sleep 4; exit 5");
     started.add(holder);
     awaitHeld(name);
     deleteLockOnServer(name);
@@ -239,14 +180,13 @@ abstract class CliContractIT {
     Process holder = holding(name, "30s");
     long pid = holder.pid();
 
-    CliProcesses.Result json =
-        cli().run(scaled(60_000), "status", prefix + "*", "--json", "--backend", backendUri());
+    CliProcesses.Result json = dlock("status", prefix + "*", "--json");
     assertThat(json.exit()).isZero();
     assertThat(json.out())
         .contains("\"name\":\"" + name + "\"")
         .contains("/" + pid + "/")
         .contains("\"fencingToken\":");
-    CliProcesses.Result table = cli().run(scaled(60_000), "status", "--backend", backendUri());
+    CliProcesses.Result table = dlock("status");
     assertThat(table.out()).contains("NAME").contains(name).contains("/" + pid + "/");
 
     CliProcesses.Result declined =
@@ -256,18 +196,13 @@ abstract class CliContractIT {
     assertThat(declined.exit()).isEqualTo(ExitCodes.NOTHING_DONE);
     assertThat(declined.out()).contains("Not released");
 
-    CliProcesses.Result broken =
-        cli().run(scaled(60_000), "release", "--force", "--yes", name, "--backend", backendUri());
+    CliProcesses.Result broken = dlock("release", "--force", "--yes", name);
     assertThat(broken.exit()).isZero();
     assertThat(broken.out()).contains("Released lock '" + name + "'").contains("/" + pid + "/");
     // The holder learns of it at its next renewal and stops its command.
     assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     assertThat(holder.exitValue()).isEqualTo(ExitCodes.LEASE_LOST);
-    assertThat(
-            cli()
-                .run(scaled(60_000), "release", "--force", "--yes", name, "--backend", backendUri())
-                .exit())
-        .isEqualTo(ExitCodes.NOTHING_DONE);
+    assertThat(dlock("release", "--force", "--yes", name).exit()).isEqualTo(ExitCodes.NOTHING_DONE);
   }
 
   @Test
@@ -275,41 +210,27 @@ abstract class CliContractIT {
     assertUsage(
         cli().run(scaled(60_000), "run", "--backend", "foo://nowhere", "--name", "x", "--", "true"),
         "not supported");
-    assertUsage(
-        cli().run(scaled(60_000), "status", "--bogus", "--backend", backendUri()),
-        "Unknown option");
-    assertUsage(
-        cli()
-            .run(
-                scaled(60_000),
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                "x",
-                "--wait",
-                "-1s",
-                "--",
-                "true"),
-        "not a duration");
-    assertUsage(
-        cli()
-            .run(
-                scaled(60_000),
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                "x",
-                "--lease",
-                "0ms",
-                "--",
-                "true"),
-        "leaseTime");
-    assertUsage(
-        cli().run(scaled(60_000), "run", "--backend", backendUri(), "--name", "", "--", "true"),
-        "name");
+    assertUsage(dlock("status", "--bogus"), "Unknown option");
+    assertUsage(dlock("run", "--name", "x", "--wait", "-1s", "--", "true"), "not a duration");
+    assertUsage(dlock("run", "--name", "x", "--lease", "0ms", "--", "true"), "leaseTime");
+    assertUsage(dlock("run", "--name", "", "--", "true"), "name");
     assertUsage(cli().run(scaled(60_000), "frobnicate"), "frobnicate");
+  }
+
+  /** Runs {@code dlock COMMAND --backend <this backend> ARGS...} to its end. */
+  private CliProcesses.Result dlock(String command, String... args) {
+    return cli().run(scaled(60_000), withBackend(command, args));
+  }
+
+  /** Starts {@code dlock COMMAND --backend <this backend> ARGS...}; output goes to files. */
+  private Process dlockInBackground(Path out, Path err, String command, String... args) {
+    return cli().start(out, err, withBackend(command, args));
+  }
+
+  private String[] withBackend(String command, String... args) {
+    List<String> all = new ArrayList<>(List.of(command, "--backend", backendUri()));
+    all.addAll(List.of(args));
+    return all.toArray(new String[0]);
   }
 
   private static void assertUsage(CliProcesses.Result result, String mention) {
@@ -321,20 +242,17 @@ abstract class CliContractIT {
   /** Starts {@code dlock run NAME -- sleep 120} and waits until it holds the lock. */
   private Process holding(String name, String lease) throws IOException {
     Process holder =
-        cli()
-            .start(
-                dir.resolve(name + ".out"),
-                dir.resolve(name + ".err"),
-                "run",
-                "--backend",
-                backendUri(),
-                "--name",
-                name,
-                "--lease",
-                lease,
-                "--",
-                "sleep",
-                "120");
+        dlockInBackground(
+            dir.resolve(name + ".out"),
+            dir.resolve(name + ".err"),
+            "run",
+            "--name",
+            name,
+            "--lease",
+            lease,
+            "--",
+            "sleep",
+            "120");
     started.add(holder);
     awaitHeld(name);
     return holder;
@@ -344,12 +262,7 @@ abstract class CliContractIT {
     await()
         .atMost(scaled(60_000))
         .pollInterval(Duration.ofMillis(200))
-        .until(
-            () ->
-                cli()
-                    .run(scaled(60_000), "status", name, "--json", "--backend", backendUri())
-                    .out()
-                    .contains("\"" + name + "\""));
+        .until(() -> dlock("status", name, "--json").out().contains("\"" + name + "\""));
   }
 
   static String read(Path file) throws IOException {
