@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import io.dlock.testkit.ServerControl;
+import io.dlock.testkit.server.PostgresServerProcess;
 import java.util.Optional;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
@@ -17,11 +18,11 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 class EmbeddedPostgresLeaseRowContractTest extends JdbcLockContractTest {
   @Override
   protected String url() {
-    return EmbeddedPostgres.shared().url();
+    return PostgresServerProcess.shared().url();
   }
 
   @Override
   protected Optional<ServerControl> serverControl() {
-    return Optional.of(EmbeddedPostgres.shared());
+    return Optional.of(PostgresServerProcess.shared());
   }
 }

@@ -1,5 +1,6 @@
 package io.dlock.jdbc;
 
+import io.dlock.testkit.server.PostgresServerProcess;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
 /** The contract suite on the embedded PostgreSQL, session locks, when an external one is set. */
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 class EmbeddedPostgresSessionContractTest extends JdbcLockContractTest {
   @Override
   protected String url() {
-    return EmbeddedPostgres.shared().url();
+    return PostgresServerProcess.shared().url();
   }
 
   @Override
@@ -21,6 +22,6 @@ class EmbeddedPostgresSessionContractTest extends JdbcLockContractTest {
 
   @Override
   protected java.util.Optional<io.dlock.testkit.ServerControl> serverControl() {
-    return java.util.Optional.of(EmbeddedPostgres.shared());
+    return java.util.Optional.of(PostgresServerProcess.shared());
   }
 }

@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import io.dlock.testkit.ServerControl;
+import io.dlock.testkit.server.PostgresServerProcess;
 import java.util.Optional;
 
 /**
@@ -17,6 +18,6 @@ class PostgresLeaseRowContractTest extends JdbcLockContractTest {
   protected Optional<ServerControl> serverControl() {
     return TestDatabases.externalPostgres().isPresent()
         ? Optional.empty()
-        : Optional.of(EmbeddedPostgres.shared());
+        : Optional.of(PostgresServerProcess.shared());
   }
 }

@@ -1,5 +1,7 @@
 package io.dlock.jdbc;
 
+import io.dlock.testkit.server.PostgresServerProcess;
+
 /** The contract suite on PostgreSQL (external, else embedded), row locks. */
 class PostgresRowContractTest extends JdbcLockContractTest {
   @Override
@@ -16,6 +18,6 @@ class PostgresRowContractTest extends JdbcLockContractTest {
   protected java.util.Optional<io.dlock.testkit.ServerControl> serverControl() {
     return TestDatabases.externalPostgres().isPresent()
         ? java.util.Optional.empty()
-        : java.util.Optional.of(EmbeddedPostgres.shared());
+        : java.util.Optional.of(PostgresServerProcess.shared());
   }
 }

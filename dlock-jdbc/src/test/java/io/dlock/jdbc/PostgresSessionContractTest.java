@@ -1,5 +1,7 @@
 package io.dlock.jdbc;
 
+import io.dlock.testkit.server.PostgresServerProcess;
+
 /** The contract suite on PostgreSQL (external, else embedded), session (advisory) locks. */
 class PostgresSessionContractTest extends JdbcLockContractTest {
   @Override
@@ -16,6 +18,6 @@ class PostgresSessionContractTest extends JdbcLockContractTest {
   protected java.util.Optional<io.dlock.testkit.ServerControl> serverControl() {
     return TestDatabases.externalPostgres().isPresent()
         ? java.util.Optional.empty()
-        : java.util.Optional.of(EmbeddedPostgres.shared());
+        : java.util.Optional.of(PostgresServerProcess.shared());
   }
 }

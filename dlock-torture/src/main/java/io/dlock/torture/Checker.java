@@ -1,0 +1,341 @@
+package io.dlock.torture;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a run's merged history and measures what the safety claims promise. Every interval is taken
+ * conservatively: a hold starts when {@code acquire} returned (after the server granted) and ends
+ * at the first moment its holder could know it no longer holds (it starts to release, its loss
+ * listener fires, it finds the lease invalid, or it is killed), so an overlap found here is an
+ * overlap that happened.
+ */
+final class Checker {
+  private final RunSettings settings;
+  private final Duration nextGrantBound;
+  private final List<Event> history;
+
+  Checker(RunSettings settings, Duration nextGrantBound, List<Event> history) {
+    this.settings = settings;
+    this.nextGrantBound = nextGrantBound;
+    this.history = history;
+  }
+
+  /** One grant as its holder saw it. */
+  static final class Hold {
+    final String source;
+    final String lock;
+    final long token;
+    final long start;
+    long end = Long.MAX_VALUE;
+    long lostAt = Long.MAX_VALUE;
+    long releasedAt = Long.MAX_VALUE;
+    String releaseResult;
+    boolean paused;
+
+    Hold(String source, String lock, long token, long start) {
+      this.source = source;
+      this.lock = lock;
+      this.token = token;
+      this.start = start;
+    }
+
+    boolean contains(long t) {
+      return start <= t && t <= end;
+    }
+  }
+
+  RunResult check(String backend, int faultsInjected, Map<String, long[]> registerValues) {
+    Scenario scenario = settings.scenario();
+    List<Hold> holds = new ArrayList<>();
+    Map<String, Hold> open = new HashMap<>(); // source|lock|token -> hold
+    Map<String, List<Hold>> bySource = new HashMap<>();
+    long runBegin = Long.MIN_VALUE;
+    long runEnd = Long.MAX_VALUE;
+    long lastEvent = 0;
+    int noGrant = 0;
+    int lostUpdates = 0;
+    int staleAccepted = 0;
+    int fencedRejections = 0;
+    List<long[]> restartWindows = new ArrayList<>();
+    long restartBegin = 0;
+    for (Event e : history) {
+      lastEvent = Math.max(lastEvent, e.nanos());
+      String key = e.source() + "|" + e.lock() + "|" + e.token();
+      switch (e.kind()) {
+        case RUN_BEGIN -> runBegin = e.nanos();
+        case RUN_END -> runEnd = e.nanos();
+        case GRANT -> {
+          Hold h = new Hold(e.source(), e.lock(), e.token(), e.nanos());
+          holds.add(h);
+          open.put(key, h);
+          bySource.computeIfAbsent(e.source(), s -> new ArrayList<>()).add(h);
+        }
+        case NO_GRANT -> noGrant++;
+        case LOST, INVALID, RELEASING -> {
+          Hold h = open.get(key);
+          if (h != null) {
+            h.end = Math.min(h.end, e.nanos());
+            if (e.kind() == Event.Kind.LOST) {
+              h.lostAt = Math.min(h.lostAt, e.nanos());
+            }
+          }
+        }
+        case RELEASED -> {
+          Hold h = open.remove(key);
+          if (h != null) {
+            h.releasedAt = e.nanos();
+            h.releaseResult = e.detail();
+          }
+        }
+        case KILL -> {
+          for (Hold h : bySource.getOrDefault(e.detail(), List.of())) {
+            h.end = Math.min(h.end, e.nanos());
+          }
+        }
+        case UWRITE -> lostUpdates += e.detail().contains(" lost-update ") ? 1 : 0;
+        case FWRITE -> {
+          staleAccepted += e.detail().contains(" stale ") ? 1 : 0;
+          fencedRejections += e.detail().contains(" rejected ") ? 1 : 0;
+        }
+        case FREAD -> fencedRejections += e.detail().contains(" rejected ") ? 1 : 0;
+        case RESTART_BEGIN -> restartBegin = e.nanos();
+        case RESTART_END ->
+            restartWindows.add(
+                new long[] {restartBegin, e.nanos() + settings.lease().toNanos() * 2});
+        default -> {
+          // START, register reads and the other fault markers carry nothing to measure here
+        }
+      }
+    }
+    for (Hold h : holds) {
+      if (h.end == Long.MAX_VALUE) {
+        h.end = lastEvent; // the run ended while it held (its worker did not get to log more)
+      }
+    }
+    List<Event> faultEvents = history.stream().filter(e -> e.source().equals("faults")).toList();
+    if (scenario == Scenario.PAUSE) {
+      for (Event e : faultEvents) {
+        if (e.kind() == Event.Kind.STOP) {
+          bySource.getOrDefault(e.detail(), List.of()).stream()
+              .filter(h -> h.contains(e.nanos()))
+              .forEach(h -> h.paused = true);
+        }
+      }
+    }
+    List<String> failures = new ArrayList<>();
+
+    // Overlapping holds of one lock.
+    int overlaps = 0;
+    int explained = 0;
+    Map<String, List<Hold>> byLock = new HashMap<>();
+    holds.forEach(h -> byLock.computeIfAbsent(h.lock, k -> new ArrayList<>()).add(h));
+    for (List<Hold> list : byLock.values()) {
+      list.sort(Comparator.comparingLong(h -> h.start));
+      for (int i = 0; i < list.size(); i++) {
+        Hold a = list.get(i);
+        for (int j = i + 1; j < list.size() && list.get(j).start < a.end; j++) {
+          Hold b = list.get(j);
+          if (a.paused || b.paused) {
+            explained++;
+          } else {
+            overlaps++;
+          }
+        }
+      }
+    }
+    if (overlaps > 0) {
+      failures.add(overlaps + " overlapping hold(s) not explained by a pause past the lease");
+    }
+
+    // Tokens: a grant that began after another ended must carry a greater token.
+    int tokenViolations = 0;
+    for (List<Hold> list : byLock.values()) {
+      List<Hold> byEnd = new ArrayList<>(list);
+      byEnd.sort(Comparator.comparingLong(h -> h.end));
+      long maxEndedToken = Long.MIN_VALUE;
+      int p = 0;
+      Map<Long, Integer> seen = new HashMap<>();
+      for (Hold b : list) { // by start
+        while (p < byEnd.size() && byEnd.get(p).end < b.start) {
+          maxEndedToken = Math.max(maxEndedToken, byEnd.get(p).token);
+          p++;
+        }
+        if (b.token <= maxEndedToken) {
+          tokenViolations++;
+        }
+        if (seen.merge(b.token, 1, Integer::sum) > 1) {
+          tokenViolations++;
+        }
+      }
+    }
+    if (tokenViolations > 0) {
+      failures.add(tokenViolations + " fencing token(s) not strictly increasing");
+    }
+    if (staleAccepted > 0) {
+      failures.add(staleAccepted + " stale write(s) accepted by the fenced register");
+    }
+    if (lostUpdates > 0 && !scenario.breaksLeaseAssumption()) {
+      failures.add(lostUpdates + " lost update(s) on the unfenced register without a long pause");
+    }
+
+    // Time from a fault on a holder to the next grant of its lock.
+    List<Long> toNextGrant = new ArrayList<>();
+    for (Event f : faultEvents) {
+      if (f.kind() != Event.Kind.KILL
+          && !(f.kind() == Event.Kind.STOP && scenario == Scenario.PAUSE)
+          && f.kind() != Event.Kind.CUT_BEGIN) {
+        continue;
+      }
+      long next =
+          holds.stream()
+              .filter(h -> h.lock.equals(f.lock()) && h.start > f.nanos())
+              .mapToLong(h -> h.start)
+              .min()
+              .orElse(Long.MAX_VALUE);
+      if (next == Long.MAX_VALUE) {
+        failures.add("no grant of " + f.lock() + " after the " + f.kind() + " of " + f.detail());
+      } else {
+        toNextGrant.add(next - f.nanos());
+      }
+    }
+    long worstNextGrant = toNextGrant.stream().mapToLong(Long::longValue).max().orElse(-1);
+    if (worstNextGrant > nextGrantBound.toNanos()) {
+      failures.add(
+          "next grant after a fault took "
+              + millis(worstNextGrant)
+              + " ms, over the bound of "
+              + nextGrantBound.toMillis()
+              + " ms");
+    }
+
+    // A paused holder is told of its loss within one renewal interval after it resumes, and its
+    // late release does not free anyone else's lock.
+    List<Long> resumeToLoss = new ArrayList<>();
+    int lateReleasesThatFreed = 0;
+    int pausedHolds = 0;
+    if (scenario == Scenario.PAUSE) {
+      for (Event cont : faultEvents) {
+        if (cont.kind() != Event.Kind.CONT) {
+          continue;
+        }
+        for (Hold h : bySource.getOrDefault(cont.detail(), List.of())) {
+          if (!h.paused || h.start > cont.nanos() || h.end < cont.nanos() - pauseNanos()) {
+            continue;
+          }
+          pausedHolds++;
+          long told = h.lostAt;
+          if ("false".equals(h.releaseResult)) {
+            told = Math.min(told, h.releasedAt);
+          }
+          if (told == Long.MAX_VALUE) {
+            failures.add(h.source + " was paused holding " + h.lock + " and never told of loss");
+          } else {
+            resumeToLoss.add(Math.max(0, told - cont.nanos()));
+          }
+          if ("true".equals(h.releaseResult)) {
+            boolean someoneElse =
+                holds.stream()
+                    .anyMatch(
+                        o ->
+                            o != h
+                                && o.lock.equals(h.lock)
+                                && o.start > h.start
+                                && o.start < h.releasedAt);
+            if (someoneElse) {
+              lateReleasesThatFreed++;
+            }
+          }
+        }
+      }
+    }
+    long worstResumeToLoss = resumeToLoss.stream().mapToLong(Long::longValue).max().orElse(-1);
+    if (worstResumeToLoss > settings.renewal().toNanos()) {
+      failures.add(
+          "a resumed holder learned of its loss after "
+              + millis(worstResumeToLoss)
+              + " ms, over one renewal interval ("
+              + settings.renewal().toMillis()
+              + " ms)");
+    }
+    if (lateReleasesThatFreed > 0) {
+      failures.add(lateReleasesThatFreed + " late release(s) freed a lock another had taken");
+    }
+
+    // Loss signals that no fault explains.
+    int losses = 0;
+    int spurious = 0;
+    for (Hold h : holds) {
+      if (h.lostAt == Long.MAX_VALUE) {
+        continue;
+      }
+      losses++;
+      boolean explainedLoss =
+          faultEvents.stream()
+                  .anyMatch(
+                      f ->
+                          f.detail().equals(h.source)
+                              && (f.kind() == Event.Kind.KILL
+                                  || f.kind() == Event.Kind.CUT_BEGIN
+                                  || (f.kind() == Event.Kind.STOP && scenario == Scenario.PAUSE))
+                              && f.nanos() <= h.lostAt
+                              && f.nanos() >= h.start - settings.lease().toNanos())
+              || restartWindows.stream().anyMatch(w -> h.start <= w[1] && h.lostAt >= w[0]);
+      if (!explainedLoss) {
+        spurious++;
+      }
+    }
+    if (spurious > 0) {
+      failures.add(spurious + " spurious loss signal(s)");
+    }
+
+    int grants = holds.size();
+    if (grants < 5) {
+      failures.add("only " + grants + " grant(s): the run proved nothing");
+    }
+    if (faultsInjected == 0 && scenario != Scenario.CALM && scenario != Scenario.CLOCK_OFFSET) {
+      failures.add("no fault was injected");
+    }
+    long duration = (runEnd == Long.MAX_VALUE ? lastEvent : runEnd) - runBegin;
+    return new RunResult(
+        backend,
+        scenario,
+        Duration.ofNanos(Math.max(0, duration)),
+        grants,
+        noGrant,
+        faultsInjected,
+        overlaps,
+        explained,
+        staleAccepted,
+        fencedRejections,
+        lostUpdates,
+        tokenViolations,
+        toNextGrant.size(),
+        toNextGrant.stream()
+            .mapToLong(Long::longValue)
+            .sorted()
+            .skip(toNextGrant.size() / 2)
+            .findFirst()
+            .orElse(-1),
+        worstNextGrant,
+        nextGrantBound,
+        pausedHolds,
+        worstResumeToLoss,
+        settings.renewal(),
+        losses,
+        spurious,
+        failures);
+  }
+
+  private long pauseNanos() {
+    return settings.lease().multipliedBy(2).toNanos();
+  }
+
+  static long millis(long nanos) {
+    return Math.round(nanos / 1e6);
+  }
+}

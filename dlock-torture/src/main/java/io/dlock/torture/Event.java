@@ -1,0 +1,70 @@
+package io.dlock.torture;
+
+/**
+ * One line of a history: what happened, where, and when on the machine's monotonic clock ({@code
+ * System.nanoTime}, which on Linux is {@code CLOCK_MONOTONIC} and therefore comparable between the
+ * processes of one machine).
+ *
+ * @param nanos when, on the machine's monotonic clock
+ * @param source the worker ({@code w1}, {@code w2}, ...), {@code probe}, {@code register} or {@code
+ *     faults}
+ * @param kind what happened
+ * @param lock the lock name, or {@code -}
+ * @param token the fencing token, or 0
+ * @param detail free text without tabs or line breaks (a reason, a result, a worker id)
+ */
+record Event(long nanos, String source, Kind kind, String lock, long token, String detail) {
+
+  /** Everything a history can say. */
+  enum Kind {
+    /** A worker process started. */
+    START,
+    /** acquire() returned this grant. */
+    GRANT,
+    /** acquire() gave up: detail says why (timeout, unavailable). */
+    NO_GRANT,
+    /** The lease's loss listener fired; detail is the reason. */
+    LOST,
+    /** The worker found isValid() false before it touched the registers. */
+    INVALID,
+    /** The worker is about to call release(). */
+    RELEASING,
+    /** release() returned; detail is true, false or the exception. */
+    RELEASED,
+    /** Register operations: detail is ok, lost-update, rejected or stale. */
+    UREAD,
+    UWRITE,
+    FREAD,
+    FWRITE,
+    /** Faults injected; detail names the victim or the fault's parameters. */
+    KILL,
+    STOP,
+    CONT,
+    RESTART_BEGIN,
+    RESTART_END,
+    CUT_BEGIN,
+    CUT_END,
+    DELAY_BEGIN,
+    DELAY_END,
+    /** The run's start and end. */
+    RUN_BEGIN,
+    RUN_END
+  }
+
+  String format() {
+    return nanos + "\t" + source + "\t" + kind + "\t" + lock + "\t" + token + "\t" + detail;
+  }
+
+  static Event parse(String line) {
+    String[] f = line.split("\t", 6);
+    if (f.length != 6) {
+      throw new IllegalArgumentException("not a history line: " + line);
+    }
+    return new Event(
+        Long.parseLong(f[0]), f[1], Kind.valueOf(f[2]), f[3], Long.parseLong(f[4]), f[5]);
+  }
+
+  static String clean(String text) {
+    return text == null ? "" : text.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
+  }
+}

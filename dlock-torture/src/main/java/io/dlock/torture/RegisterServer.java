@@ -1,0 +1,218 @@
+package io.dlock.torture;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The two shared resources the workers protect with their locks, one pair per lock name, served
+ * over loopback TCP by the coordinating process (never through the proxies that fault the lock
+ * backend: a partitioned holder can still reach the resource, which is the dangerous case).
+ *
+ * <ul>
+ *   <li>The <b>unfenced register</b> knows nothing of locks: a worker reads it, works, and writes
+ *       back the value it read plus one. A write whose read value is no longer current is a lost
+ *       update; it is applied anyway, as a plain database row or file would, and counted.
+ *   <li>The <b>fenced register</b> remembers the highest fencing token it has seen on any read or
+ *       write and rejects an operation that carries a lower one (Kleppmann's storage-side check). A
+ *       write it accepts although the value moved since the writer's read would be a stale write
+ *       accepted: the fence failed, because two grants carried tokens in the wrong order. It is
+ *       applied as well, and counted, so that the checker sees it.
+ * </ul>
+ *
+ * <p>Every operation is recorded in the history with the time it was served.
+ */
+final class RegisterServer implements AutoCloseable {
+  private final ServerSocket socket;
+  private final EventLog history;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final java.util.concurrent.locks.Condition entered = lock.newCondition();
+  private final Map<String, long[]> unfenced = new HashMap<>(); // {value}
+  private final Map<String, long[]> fenced = new HashMap<>(); // {value, highest token}
+  private final Map<String, String> inside = new ConcurrentHashMap<>(); // worker -> lock
+  private final Thread acceptor;
+  private volatile boolean closed;
+
+  RegisterServer(EventLog history) {
+    this.history = history;
+    try {
+      this.socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    this.acceptor = new Thread(this::acceptLoop, "register-acceptor");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  int port() {
+    return socket.getLocalPort();
+  }
+
+  /**
+   * A worker that is now inside its critical section (its last operation was an accepted read of
+   * the fenced register), and the lock it holds, picked at random: the victim of the next fault.
+   */
+  Optional<Map.Entry<String, String>> randomHolder(List<String> among) {
+    List<Map.Entry<String, String>> candidates =
+        inside.entrySet().stream()
+            .filter(e -> among.contains(e.getKey()))
+            .map(e -> Map.entry(e.getKey(), e.getValue()))
+            .toList();
+    if (candidates.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(candidates.get(ThreadLocalRandom.current().nextInt(candidates.size())));
+  }
+
+  /**
+   * Waits until one of {@code among} is inside its critical section and returns it with its lock,
+   * or empty if none is within {@code timeout}.
+   */
+  Optional<Map.Entry<String, String>> awaitHolder(List<String> among, java.time.Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    lock.lock();
+    try {
+      while (true) {
+        Optional<Map.Entry<String, String>> holder = randomHolder(among);
+        long left = deadline - System.nanoTime();
+        if (holder.isPresent() || left <= 0) {
+          return holder;
+        }
+        entered.awaitNanos(left);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The final values, for the report: lock -> {unfenced, fenced}. */
+  Map<String, long[]> values() {
+    lock.lock();
+    try {
+      Map<String, long[]> out = new HashMap<>();
+      unfenced.forEach((k, v) -> out.computeIfAbsent(k, x -> new long[2])[0] = v[0]);
+      fenced.forEach((k, v) -> out.computeIfAbsent(k, x -> new long[2])[1] = v[0]);
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      try {
+        Socket client = socket.accept();
+        Thread t = new Thread(() -> serve(client), "register-conn");
+        t.setDaemon(true);
+        t.start();
+      } catch (IOException e) {
+        if (!closed) {
+          throw new UncheckedIOException(e);
+        }
+      }
+    }
+  }
+
+  private void serve(Socket client) {
+    try (client;
+        BufferedReader in =
+            new BufferedReader(
+                new InputStreamReader(client.getInputStream(), StandardCharsets.US_ASCII));
+        OutputStream out = client.getOutputStream()) {
+      client.setTcpNoDelay(true);
+      String line;
+      while ((line = in.readLine()) != null) {
+        out.write((handle(line.split(" ")) + "\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+      }
+    } catch (IOException e) {
+      // the worker died or the run ended; its history says which
+    }
+  }
+
+  String handle(String[] request) {
+    String op = request[0];
+    String worker = request[1];
+    String name = request[2];
+    lock.lock();
+    try {
+      switch (op) {
+        case "UREAD" -> {
+          long value = unfenced.computeIfAbsent(name, k -> new long[1])[0];
+          history.append(Event.Kind.UREAD, name, 0, worker + " ok " + value);
+          return Long.toString(value);
+        }
+        case "UWRITE" -> {
+          long expected = Long.parseLong(request[3]);
+          long update = Long.parseLong(request[4]);
+          long[] cell = unfenced.computeIfAbsent(name, k -> new long[1]);
+          String result = cell[0] == expected ? "ok" : "lost-update";
+          cell[0] = update;
+          history.append(Event.Kind.UWRITE, name, 0, worker + " " + result + " " + update);
+          return result;
+        }
+        case "FREAD" -> {
+          long token = Long.parseLong(request[3]);
+          long[] cell = fenced.computeIfAbsent(name, k -> new long[2]);
+          if (token < cell[1]) {
+            history.append(Event.Kind.FREAD, name, token, worker + " rejected " + cell[1]);
+            return "rejected";
+          }
+          cell[1] = token;
+          inside.put(worker, name);
+          entered.signalAll();
+          history.append(Event.Kind.FREAD, name, token, worker + " ok " + cell[0]);
+          return "ok " + cell[0];
+        }
+        case "FWRITE" -> {
+          long token = Long.parseLong(request[3]);
+          long expected = Long.parseLong(request[4]);
+          long update = Long.parseLong(request[5]);
+          long[] cell = fenced.computeIfAbsent(name, k -> new long[2]);
+          inside.remove(worker);
+          if (token < cell[1]) {
+            history.append(Event.Kind.FWRITE, name, token, worker + " rejected " + cell[1]);
+            return "rejected";
+          }
+          String result = cell[0] == expected ? "ok" : "stale";
+          cell[1] = token;
+          cell[0] = update;
+          history.append(Event.Kind.FWRITE, name, token, worker + " " + result + " " + update);
+          return result;
+        }
+        case "LEAVE" -> {
+          inside.remove(worker);
+          return "ok";
+        }
+        default -> throw new IllegalArgumentException("unknown register operation " + op);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      socket.close();
+    } catch (IOException e) {
+      // closing anyway
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package io.dlock.torture;
+
+import java.time.Duration;
+import java.util.List;
+
+/** What one run measured, and which pass criteria it failed (none, to pass). */
+record RunResult(
+    String backend,
+    Scenario scenario,
+    Duration duration,
+    int grants,
+    int noGrants,
+    int faults,
+    int overlaps,
+    int overlapsExplainedByPause,
+    int staleWritesAccepted,
+    int fencedRejections,
+    int lostUpdatesUnfenced,
+    int tokenViolations,
+    int nextGrantSamples,
+    long medianNextGrantNanos,
+    long worstNextGrantNanos,
+    Duration nextGrantBound,
+    int pausedHolds,
+    long worstResumeToLossNanos,
+    Duration renewal,
+    int losses,
+    int spuriousLosses,
+    List<String> failures) {
+
+  boolean passed() {
+    return failures.isEmpty();
+  }
+
+  static String tableHeader() {
+    return "| backend | scenario | s | grants | faults | overlaps (by pause) | stale accepted"
+        + " | fenced rejects | lost updates (unfenced) | token errors | fault to next grant:"
+        + " median / worst (bound) ms | resume to loss: worst (bound) ms | losses (spurious)"
+        + " | verdict |\n"
+        + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  }
+
+  String tableRow() {
+    return "| "
+        + backend
+        + " | "
+        + scenario.id()
+        + " | "
+        + duration.toSeconds()
+        + " | "
+        + grants
+        + " | "
+        + faults
+        + " | "
+        + overlaps
+        + " ("
+        + overlapsExplainedByPause
+        + ") | "
+        + staleWritesAccepted
+        + " | "
+        + fencedRejections
+        + " | "
+        + lostUpdatesUnfenced
+        + " | "
+        + tokenViolations
+        + " | "
+        + (nextGrantSamples == 0
+            ? "-"
+            : Checker.millis(medianNextGrantNanos)
+                + " / "
+                + Checker.millis(worstNextGrantNanos)
+                + " ("
+                + nextGrantBound.toMillis()
+                + ")")
+        + " | "
+        + (pausedHolds == 0
+            ? "-"
+            : Checker.millis(worstResumeToLossNanos) + " (" + renewal.toMillis() + ")")
+        + " | "
+        + losses
+        + " ("
+        + spuriousLosses
+        + ") | "
+        + (passed() ? "pass" : "**FAIL**: " + String.join("; ", failures))
+        + " |";
+  }
+}

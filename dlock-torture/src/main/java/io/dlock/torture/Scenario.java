@@ -1,0 +1,61 @@
+package io.dlock.torture;
+
+import java.util.Locale;
+
+/** A fault, injected over and over during one run. */
+enum Scenario {
+  /** No fault: the reference. */
+  CALM("no fault", false),
+  /** A holder, inside its critical section, killed with SIGKILL; a fresh worker replaces it. */
+  KILL("holder killed (SIGKILL) inside its critical section", false),
+  /** A holder stopped with SIGSTOP for twice its lease, then resumed with SIGCONT. */
+  PAUSE("holder paused (SIGSTOP) for 2x the lease, then resumed", true),
+  /** A holder stopped for a quarter of its lease: must cause no loss at all. */
+  SHORT_PAUSE("holder paused (SIGSTOP) for 1/4 of the lease", false),
+  /** The backend restarted while locks are held and waited for. */
+  RESTART("backend restarted", false),
+  /** A holder's connections to the backend silenced for twice its lease, then reset. */
+  PARTITION("holder's network path to the backend cut for 2x the lease, then reset", false),
+  /** A holder's connections to the backend delayed by a tenth of the lease each way. */
+  DELAY("holder's network path delayed by 1/10 of the lease each way, for 2x the lease", false),
+  /** Every worker's clock offset by hours (some ahead, some behind). */
+  CLOCK_OFFSET("every worker's clock offset by -5 h to +7 h", false);
+
+  private final String description;
+  private final boolean breaksLeaseAssumption;
+
+  Scenario(String description, boolean breaksLeaseAssumption) {
+    this.description = description;
+    this.breaksLeaseAssumption = breaksLeaseAssumption;
+  }
+
+  String description() {
+    return description;
+  }
+
+  /**
+   * Whether the fault breaks the assumption every lease-based lock rests on: that a holder does not
+   * stall longer than its lease without noticing. Overlapping holds and lost updates on the
+   * unfenced register are then expected; the fenced register must still reject every stale write.
+   */
+  boolean breaksLeaseAssumption() {
+    return breaksLeaseAssumption;
+  }
+
+  String id() {
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  static Scenario of(String id) {
+    for (Scenario s : values()) {
+      if (s.id().equals(id)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException(
+        "scenario must be one of calm, kill, pause, short-pause, restart, partition, delay,"
+            + " clock-offset; got '"
+            + id
+            + "'");
+  }
+}

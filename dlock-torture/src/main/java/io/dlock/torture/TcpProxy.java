@@ -1,0 +1,190 @@
+package io.dlock.torture;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A loopback TCP proxy between one worker and one backend server, so that a fault can hit one
+ * client's network path and no other's.
+ *
+ * <ul>
+ *   <li>{@link #delay} holds every chunk, in both directions, for a fixed time before passing it
+ *       on.
+ *   <li>{@link #cut} stops all traffic, as a partition does: bytes sent during the cut are held,
+ *       not delivered, and nothing is closed, so clients see silence and must rely on their
+ *       timeouts. {@link #heal} ends it and resets every connection that lived through it, as a
+ *       partition long enough for the peers to give up would; clients reconnect through the proxy.
+ * </ul>
+ */
+final class TcpProxy implements AutoCloseable {
+  private final ServerSocket listener;
+  private final InetSocketAddress target;
+  private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+  private final ReentrantLock gateLock = new ReentrantLock();
+  private final Condition gateOpen = gateLock.newCondition();
+  private volatile boolean cut;
+  private volatile long delayNanos;
+  private volatile boolean closed;
+
+  TcpProxy(InetSocketAddress target) {
+    this.target = target;
+    try {
+      listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Thread acceptor = new Thread(this::acceptLoop, "proxy-" + listener.getLocalPort());
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  int port() {
+    return listener.getLocalPort();
+  }
+
+  void delay(long millis) {
+    delayNanos = TimeUnit.MILLISECONDS.toNanos(millis);
+  }
+
+  void cut() {
+    cut = true;
+  }
+
+  void heal() {
+    for (Socket s : sockets) {
+      closeQuietly(s); // first, so that nothing held during the cut is delivered
+    }
+    gateLock.lock();
+    try {
+      cut = false;
+      gateOpen.signalAll();
+    } finally {
+      gateLock.unlock();
+    }
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      Socket client;
+      try {
+        client = listener.accept();
+      } catch (IOException e) {
+        return; // closed
+      }
+      Socket server = new Socket();
+      try {
+        server.connect(target, 5_000);
+        client.setTcpNoDelay(true);
+        server.setTcpNoDelay(true);
+      } catch (IOException e) {
+        closeQuietly(client); // the server is down: the client sees its connection refused
+        closeQuietly(server);
+        continue;
+      }
+      sockets.add(client);
+      sockets.add(server);
+      pump(client, server);
+      pump(server, client);
+    }
+  }
+
+  /** Copies one direction: a reader thread queues chunks, a writer thread passes them on. */
+  private void pump(Socket from, Socket to) {
+    LinkedBlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+    Thread reader =
+        new Thread(
+            () -> {
+              byte[] buffer = new byte[16 * 1024];
+              try {
+                InputStream in = from.getInputStream();
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                  queue.put(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime() + delayNanos));
+                }
+              } catch (IOException | InterruptedException e) {
+                // closed
+              }
+              queue.add(Chunk.END);
+            },
+            "proxy-read");
+    Thread writer =
+        new Thread(
+            () -> {
+              try {
+                OutputStream out = to.getOutputStream();
+                while (true) {
+                  Chunk chunk = queue.take();
+                  if (chunk == Chunk.END) {
+                    break;
+                  }
+                  long wait = chunk.due - System.nanoTime();
+                  if (wait > 0) {
+                    TimeUnit.NANOSECONDS.sleep(wait); // the injected latency itself
+                  }
+                  awaitGate();
+                  out.write(chunk.bytes);
+                }
+              } catch (IOException | InterruptedException e) {
+                // closed
+              }
+              closeQuietly(from);
+              closeQuietly(to);
+            },
+            "proxy-write");
+    reader.setDaemon(true);
+    writer.setDaemon(true);
+    reader.start();
+    writer.start();
+  }
+
+  private void awaitGate() throws InterruptedException {
+    if (!cut) {
+      return;
+    }
+    gateLock.lock();
+    try {
+      while (cut) {
+        gateOpen.await();
+      }
+    } finally {
+      gateLock.unlock();
+    }
+  }
+
+  private void closeQuietly(Socket s) {
+    sockets.remove(s);
+    try {
+      s.close();
+    } catch (IOException e) {
+      // already closed
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      listener.close();
+    } catch (IOException e) {
+      // closing anyway
+    }
+    heal();
+  }
+
+  private record Chunk(byte[] bytes, long due) {
+    static final Chunk END = new Chunk(new byte[0], 0);
+  }
+}

@@ -1,0 +1,228 @@
+package io.dlock.torture;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code dlock-torture}: runs every scenario against every backend for as long as asked and writes
+ * a Markdown report. Exit status 0 if every pass criterion held, 1 if one failed.
+ */
+@Command(
+    name = "dlock-torture",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Fault-injection soak: worker processes contend for locks while holders are killed, paused,"
+          + " cut off or delayed, the backend restarts and clocks are offset; a checker reads the"
+          + " history and applies the pass criteria of docs/safety.md."
+    })
+public final class Torture implements Callable<Integer> {
+
+  @Option(
+      names = "--backends",
+      split = ",",
+      defaultValue = "redis,zookeeper,postgres",
+      description = "Backends, comma-separated (default: ${DEFAULT-VALUE}).")
+  List<String> backends;
+
+  @Option(
+      names = "--scenarios",
+      split = ",",
+      defaultValue = "calm,kill,pause,short-pause,restart,partition,delay,clock-offset",
+      description = "Scenarios, comma-separated (default: all: ${DEFAULT-VALUE}).")
+  List<String> scenarios;
+
+  @Option(
+      names = "--time-per-backend",
+      defaultValue = "PT10M",
+      converter = DurationConverter.class,
+      description =
+          "Contention time per backend, split evenly between the scenarios (e.g. 10m, 90s;"
+              + " default 10m).")
+  Duration timePerBackend;
+
+  @Option(
+      names = "--lease",
+      defaultValue = "PT2S",
+      converter = DurationConverter.class,
+      description = "Lease of every grant, renewed every third (500ms..1m; default 2s).")
+  Duration lease;
+
+  @Option(
+      names = "--workers",
+      defaultValue = "4",
+      description = "Worker processes (2..16; default 4).")
+  int workers;
+
+  @Option(
+      names = "--locks",
+      defaultValue = "2",
+      description = "Lock names they share (1..100; default 2).")
+  int locks;
+
+  @Option(
+      names = "--dir",
+      defaultValue = "target/torture",
+      description = "Where histories and worker logs go (default: ${DEFAULT-VALUE}).")
+  Path dir;
+
+  @Option(names = "--report", description = "Write the Markdown report here as well.")
+  Path report;
+
+  public static void main(String[] args) {
+    int status = new CommandLine(new Torture()).execute(args);
+    System.exit(status);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    List<Scenario> chosen = scenarios.stream().map(Scenario::of).toList();
+    Duration perRun = timePerBackend.dividedBy(chosen.size());
+    List<RunResult> results =
+        runAll(backends, chosen, perRun, workers, locks, lease, dir, System.err::println);
+    String markdown = report(results, perRun, commandLine());
+    System.out.print(markdown);
+    if (report != null) {
+      Files.writeString(report, markdown);
+    }
+    return results.stream().allMatch(RunResult::passed) ? 0 : 1;
+  }
+
+  /** Every backend, every scenario; each backend's servers started once and shared by its runs. */
+  static List<RunResult> runAll(
+      List<String> backends,
+      List<Scenario> scenarios,
+      Duration perRun,
+      int workers,
+      int locks,
+      Duration lease,
+      Path dir,
+      java.util.function.Consumer<String> progress)
+      throws InterruptedException {
+    String jar = System.getProperty("dlock.torture.jar", System.getProperty("java.class.path"));
+    List<RunResult> results = new ArrayList<>();
+    for (String backend : backends) {
+      progress.accept("dlock-torture: starting " + backend);
+      try (Target target = Target.start(backend)) {
+        for (Scenario scenario : scenarios) {
+          RunSettings settings =
+              new RunSettings(backend, scenario, perRun, workers, locks, lease, dir);
+          RunResult result = new TortureRun(settings, target, jar).run();
+          progress.accept("dlock-torture: " + result.tableRow());
+          results.add(result);
+        }
+      }
+    }
+    return results;
+  }
+
+  static String report(List<RunResult> results, Duration perRun, String command) {
+    StringBuilder md = new StringBuilder();
+    md.append("Command: `").append(command).append("`  \n");
+    md.append("Finished: ")
+        .append(OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS))
+        .append(" on ")
+        .append(hostDescription())
+        .append("  \n");
+    md.append("Each run: ").append(perRun.toSeconds()).append(" s of contention.\n\n");
+    md.append(RunResult.tableHeader());
+    for (RunResult r : results) {
+      md.append(r.tableRow()).append('\n');
+    }
+    md.append('\n');
+    md.append("| backend | runs | time (s) | grants | faults injected | failed runs |\n");
+    md.append("|---|---:|---:|---:|---:|---:|\n");
+    results.stream()
+        .map(RunResult::backend)
+        .distinct()
+        .forEach(
+            b -> {
+              List<RunResult> mine = results.stream().filter(r -> r.backend().equals(b)).toList();
+              md.append("| ")
+                  .append(b)
+                  .append(" | ")
+                  .append(mine.size())
+                  .append(" | ")
+                  .append(mine.stream().mapToLong(r -> r.duration().toSeconds()).sum())
+                  .append(" | ")
+                  .append(mine.stream().mapToInt(RunResult::grants).sum())
+                  .append(" | ")
+                  .append(mine.stream().mapToInt(RunResult::faults).sum())
+                  .append(" | ")
+                  .append(mine.stream().filter(r -> !r.passed()).count())
+                  .append(" |\n");
+            });
+    return md.toString();
+  }
+
+  private String commandLine() {
+    return "./torture --backends="
+        + String.join(",", backends)
+        + " --time-per-backend="
+        + DurationConverter.format(timePerBackend)
+        + " --lease="
+        + DurationConverter.format(lease)
+        + " --workers="
+        + workers
+        + " --locks="
+        + locks;
+  }
+
+  private static String hostDescription() {
+    try {
+      return Runtime.getRuntime().availableProcessors()
+          + " cores, Java "
+          + Runtime.version()
+          + ", "
+          + InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return Runtime.getRuntime().availableProcessors() + " cores, Java " + Runtime.version();
+    }
+  }
+
+  /** 10m, 90s, 500ms, or ISO-8601 (PT10M). */
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+      try {
+        if (v.startsWith("pt")) {
+          return Duration.parse(value.toUpperCase(java.util.Locale.ROOT));
+        }
+        if (v.endsWith("ms")) {
+          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+        }
+        long n = Long.parseLong(v.substring(0, v.length() - 1));
+        return switch (v.charAt(v.length() - 1)) {
+          case 's' -> Duration.ofSeconds(n);
+          case 'm' -> Duration.ofMinutes(n);
+          case 'h' -> Duration.ofHours(n);
+          default -> throw new NumberFormatException();
+        };
+      } catch (RuntimeException e) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a duration: write 500ms, 90s, 10m, 1h or PT10M");
+      }
+    }
+
+    static String format(Duration d) {
+      if (d.toMillis() % 60_000 == 0) {
+        return d.toMinutes() + "m";
+      }
+      if (d.toMillis() % 1000 == 0) {
+        return d.toSeconds() + "s";
+      }
+      return d.toMillis() + "ms";
+    }
+  }
+}

@@ -1,0 +1,306 @@
+package io.dlock.torture;
+
+import io.dlock.Lease;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
+import io.dlock.LockException;
+import io.dlock.LockOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Coordinates one run: starts the register server, the worker processes (each behind proxies of its
+ * own), injects the scenario's fault over and over, ends the workers, and hands the histories to
+ * the {@link Checker}. The backend's servers are the caller's, shared by the runs of a backend.
+ */
+final class TortureRun {
+  private static final long[] CLOCK_OFFSETS_HOURS = {7, -5, 3, -1, 6, -4, 2, -2};
+
+  private final RunSettings settings;
+  private final Target target;
+  private final Path dir;
+  private final EventLog faults;
+  private final RegisterServer registers;
+  private final Map<String, WorkerProcess> workers = new LinkedHashMap<>();
+  private final List<String> lockNames = new ArrayList<>();
+  private final List<CompletableFuture<?>> probes = new ArrayList<>();
+  private final ExecutorService probeThreads = Executors.newCachedThreadPool();
+  private final String jar;
+  private int nextWorker = 1;
+  private int faultsInjected;
+
+  private record WorkerProcess(String id, Process process, List<TcpProxy> proxies) {}
+
+  TortureRun(RunSettings settings, Target target, String jar) {
+    this.settings = settings;
+    this.target = target;
+    this.jar = jar;
+    this.dir = settings.directory().resolve(target.name() + "-" + settings.scenario().id());
+    try {
+      Files.createDirectories(dir);
+      try (var old = Files.list(dir)) {
+        for (Path p : old.toList()) {
+          Files.delete(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    this.faults = new EventLog(dir.resolve("faults.history"), "faults");
+    this.registers = new RegisterServer(new EventLog(dir.resolve("register.history"), "register"));
+    String run = Long.toString(System.nanoTime() % 1_000_000, 36);
+    for (int i = 0; i < settings.locks(); i++) {
+      lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-" + i);
+    }
+  }
+
+  RunResult run() throws InterruptedException {
+    Scenario scenario = settings.scenario();
+    try (LockClient probe = connectProbe()) {
+      for (int i = 0; i < settings.workers(); i++) {
+        spawnWorker(scenario == Scenario.CLOCK_OFFSET ? CLOCK_OFFSETS_HOURS[i % 8] * 3_600_000 : 0);
+      }
+      // The run starts once every worker contends: the first grant of the last worker to start.
+      registers.awaitHolder(List.copyOf(workers.keySet()), Duration.ofSeconds(60));
+      faults.append(Event.Kind.RUN_BEGIN, "-", 0, scenario.id());
+      long end = System.nanoTime() + settings.duration().toNanos();
+      while (System.nanoTime() < end) {
+        injectOnce(scenario, probe, end);
+      }
+      for (CompletableFuture<?> p : probes) {
+        p.join();
+      }
+      faults.append(Event.Kind.RUN_END, "-", 0, scenario.id());
+    } finally {
+      stopWorkers();
+      probeThreads.shutdownNow();
+      registers.close();
+    }
+    List<Event> history = EventLog.readAll(dir);
+    return new Checker(settings, target.nextGrantBound(settings.lease()), history)
+        .check(target.name(), faultsInjected, registers.values());
+  }
+
+  private void injectOnce(Scenario scenario, LockClient probe, long end)
+      throws InterruptedException {
+    Duration lease = settings.lease();
+    switch (scenario) {
+      case CALM, CLOCK_OFFSET -> calm(Duration.ofNanos(Math.max(0, end - System.nanoTime())));
+      case KILL -> {
+        Optional<Map.Entry<String, String>> victim = victim();
+        if (victim.isEmpty()) {
+          return;
+        }
+        WorkerProcess w = workers.remove(victim.get().getKey());
+        w.process().destroyForcibly(); // SIGKILL
+        w.process().waitFor(10, TimeUnit.SECONDS);
+        faults.append(Event.Kind.KILL, victim.get().getValue(), 0, w.id());
+        faultsInjected++;
+        w.proxies().forEach(TcpProxy::close);
+        probe(probe, victim.get().getValue());
+        spawnWorker(0);
+        afterFault();
+      }
+      case PAUSE, SHORT_PAUSE -> {
+        Optional<Map.Entry<String, String>> victim = victim();
+        if (victim.isEmpty()) {
+          return;
+        }
+        WorkerProcess w = workers.get(victim.get().getKey());
+        Duration pause = scenario == Scenario.PAUSE ? lease.multipliedBy(2) : lease.dividedBy(4);
+        signal(w, "STOP");
+        faults.append(Event.Kind.STOP, victim.get().getValue(), 0, w.id());
+        faultsInjected++;
+        if (scenario == Scenario.PAUSE) {
+          probe(probe, victim.get().getValue());
+        }
+        calm(pause); // the pause itself
+        signal(w, "CONT");
+        faults.append(Event.Kind.CONT, victim.get().getValue(), 0, w.id());
+        afterFault();
+      }
+      case RESTART -> {
+        faults.append(Event.Kind.RESTART_BEGIN, "-", 0, target.restartDescription());
+        faultsInjected++;
+        target.restart();
+        faults.append(Event.Kind.RESTART_END, "-", 0, "");
+        afterFault();
+      }
+      case PARTITION -> {
+        Optional<Map.Entry<String, String>> victim = victim();
+        if (victim.isEmpty()) {
+          return;
+        }
+        WorkerProcess w = workers.get(victim.get().getKey());
+        w.proxies().forEach(TcpProxy::cut);
+        faults.append(Event.Kind.CUT_BEGIN, victim.get().getValue(), 0, w.id());
+        faultsInjected++;
+        probe(probe, victim.get().getValue());
+        calm(lease.multipliedBy(2)); // the partition itself
+        w.proxies().forEach(TcpProxy::heal);
+        faults.append(Event.Kind.CUT_END, victim.get().getValue(), 0, w.id());
+        afterFault();
+      }
+      case DELAY -> {
+        long millis = lease.toMillis() / 10;
+        workers.values().forEach(w -> w.proxies().forEach(p -> p.delay(millis)));
+        faults.append(Event.Kind.DELAY_BEGIN, "-", 0, "all workers " + millis + " ms each way");
+        faultsInjected++;
+        calm(lease.multipliedBy(2)); // the delay period itself
+        workers.values().forEach(w -> w.proxies().forEach(p -> p.delay(0)));
+        faults.append(Event.Kind.DELAY_END, "-", 0, "");
+        afterFault();
+      }
+    }
+  }
+
+  /** A worker inside its critical section, with the lock it holds. */
+  private Optional<Map.Entry<String, String>> victim() throws InterruptedException {
+    return registers.awaitHolder(List.copyOf(workers.keySet()), settings.lease().multipliedBy(5));
+  }
+
+  /** Between faults: wait for the probes, then a lease of calm for the workers to settle. */
+  private void afterFault() throws InterruptedException {
+    for (CompletableFuture<?> p : probes) {
+      p.join();
+    }
+    calm(settings.lease());
+  }
+
+  private static void calm(Duration d) throws InterruptedException {
+    // Faults are timed on the wall of the run, not synchronized with anything: sleeping is the
+    // fault's duration (a pause, a partition) or the calm between faults.
+    TimeUnit.NANOSECONDS.sleep(d.toNanos());
+  }
+
+  /**
+   * Contends for {@code lock} right after a fault hit its holder, so that someone is waiting when
+   * the lock becomes free again: the time to the next grant (anyone's) then measures the backend,
+   * not the workers' choice of lock.
+   */
+  private void probe(LockClient probe, String lock) {
+    EventLog log = probeLog();
+    Duration wait = target.holdAfterDeath(settings.lease()).plus(Duration.ofSeconds(15));
+    probes.add(
+        CompletableFuture.runAsync(
+            () -> {
+              try (Lease lease =
+                  probe
+                      .lock(lock, LockOptions.defaults().withRenewedLease(settings.lease()))
+                      .acquire(wait)) {
+                log.append(Event.Kind.GRANT, lock, lease.fencingToken(), "");
+                log.append(Event.Kind.RELEASING, lock, lease.fencingToken(), "");
+              } catch (LockException e) {
+                log.append(Event.Kind.NO_GRANT, lock, 0, e.toString());
+              }
+            },
+            probeThreads));
+  }
+
+  private EventLog probeLog;
+
+  private EventLog probeLog() {
+    if (probeLog == null) {
+      probeLog = new EventLog(dir.resolve("probe.history"), "probe");
+    }
+    return probeLog;
+  }
+
+  private LockClient connectProbe() {
+    List<Integer> ports = target.servers().stream().map(InetSocketAddress::getPort).toList();
+    return LockClients.connect(
+        target.uri(ports),
+        target.properties(settings.lease()),
+        LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
+  }
+
+  private void spawnWorker(long clockOffsetMillis) {
+    String id = "w" + nextWorker++;
+    List<TcpProxy> proxies = new ArrayList<>();
+    for (InetSocketAddress server : target.servers()) {
+      proxies.add(new TcpProxy(server));
+    }
+    Map<String, String> args = new LinkedHashMap<>();
+    args.put("id", id);
+    args.put("uri", target.uri(proxies.stream().map(TcpProxy::port).toList()));
+    args.put("locks", String.join(",", lockNames));
+    args.put("lease-ms", Long.toString(settings.lease().toMillis()));
+    args.put("wait-ms", Long.toString(settings.lease().multipliedBy(3).toMillis()));
+    args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
+    args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
+    args.put("registers", Integer.toString(registers.port()));
+    args.put("history", dir.resolve(id + ".history").toString());
+    args.put("clock-offset-ms", Long.toString(clockOffsetMillis));
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.addAll(
+        List.of(
+            "-Xmx128m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            jar,
+            Worker.class.getName()));
+    command.addAll(Worker.args(args, target.properties(settings.lease())));
+    try {
+      Process p =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve(id + ".log").toFile())
+              .start();
+      workers.put(id, new WorkerProcess(id, p, proxies));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start worker " + id, e);
+    }
+  }
+
+  private static void signal(WorkerProcess w, String signal) {
+    try {
+      Process kill =
+          new ProcessBuilder("kill", "-" + signal, Long.toString(w.process().pid())).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + w.id() + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Ends every worker: closing its standard input asks it to release and exit. */
+  private void stopWorkers() throws InterruptedException {
+    for (WorkerProcess w : workers.values()) {
+      if (w.process().isAlive()) {
+        signal(w, "CONT"); // harmless if it was not stopped
+        w.proxies().forEach(TcpProxy::heal);
+        try {
+          w.process().getOutputStream().close();
+        } catch (IOException e) {
+          // it is ending anyway
+        }
+      }
+    }
+    for (WorkerProcess w : workers.values()) {
+      if (!w.process().waitFor(30, TimeUnit.SECONDS)) {
+        w.process().destroyForcibly().waitFor();
+      }
+      w.proxies().forEach(TcpProxy::close);
+    }
+  }
+}
