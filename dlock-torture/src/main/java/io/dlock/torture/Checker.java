@@ -58,6 +58,8 @@ final class Checker {
     long runEnd = Long.MAX_VALUE;
     long lastEvent = 0;
     int noGrant = 0;
+    int releaseErrors = 0;
+    java.util.Set<String> killed = new java.util.HashSet<>();
     int lostUpdates = 0;
     int staleAccepted = 0;
     int fencedRejections = 0;
@@ -90,9 +92,11 @@ final class Checker {
           if (h != null) {
             h.releasedAt = e.nanos();
             h.releaseResult = e.detail();
+            releaseErrors += e.detail().startsWith("error") ? 1 : 0;
           }
         }
         case KILL -> {
+          killed.add(e.detail());
           for (Hold h : bySource.getOrDefault(e.detail(), List.of())) {
             h.end = Math.min(h.end, e.nanos());
           }
@@ -217,7 +221,6 @@ final class Checker {
     // late release does not free anyone else's lock.
     List<Long> resumeToLoss = new ArrayList<>();
     int lateReleasesThatFreed = 0;
-    int pausedHolds = 0;
     if (scenario == Scenario.PAUSE) {
       for (Event cont : faultEvents) {
         if (cont.kind() != Event.Kind.CONT) {
@@ -227,7 +230,6 @@ final class Checker {
           if (!h.paused || h.start > cont.nanos() || h.end < cont.nanos() - pauseNanos()) {
             continue;
           }
-          pausedHolds++;
           long told = h.lostAt;
           if ("false".equals(h.releaseResult)) {
             told = Math.min(told, h.releasedAt);
@@ -262,6 +264,36 @@ final class Checker {
               + settings.renewal().toMillis()
               + " ms)");
     }
+
+    // A holder cut off from the backend is told of its loss by the end of its lease, so before
+    // the server can give the lock to anyone else (unless it released first: its release then
+    // fails, and is reported as not done).
+    List<Long> cutToLoss = new ArrayList<>();
+    long lease = settings.lease().toNanos();
+    for (Event cut : faultEvents) {
+      if (cut.kind() != Event.Kind.CUT_BEGIN) {
+        continue;
+      }
+      for (Hold h : bySource.getOrDefault(cut.detail(), List.of())) {
+        if (!h.lock.equals(cut.lock()) || !h.contains(cut.nanos())) {
+          continue;
+        }
+        if (h.lostAt != Long.MAX_VALUE) {
+          cutToLoss.add(h.lostAt - cut.nanos());
+        } else if (h.end > cut.nanos() + lease) {
+          failures.add(h.source + " was cut off holding " + h.lock + " and never told of loss");
+        }
+      }
+    }
+    long worstCutToLoss = cutToLoss.stream().mapToLong(Long::longValue).max().orElse(-1);
+    if (worstCutToLoss > lease) {
+      failures.add(
+          "a holder cut off learned of its loss after "
+              + millis(worstCutToLoss)
+              + " ms, later than its lease ("
+              + settings.lease().toMillis()
+              + " ms)");
+    }
     if (lateReleasesThatFreed > 0) {
       failures.add(lateReleasesThatFreed + " late release(s) freed a lock another had taken");
     }
@@ -291,6 +323,15 @@ final class Checker {
     }
     if (spurious > 0) {
       failures.add(spurious + " spurious loss signal(s)");
+    }
+
+    // Nothing is lost: every release a live worker began was answered, done or reported not done.
+    long unanswered =
+        holds.stream()
+            .filter(h -> h.releasedAt == Long.MAX_VALUE && !killed.contains(h.source))
+            .count();
+    if (unanswered > 0) {
+      failures.add(unanswered + " release(s) by live workers never answered");
     }
 
     int grants = holds.size();
@@ -323,11 +364,12 @@ final class Checker {
             .orElse(-1),
         worstNextGrant,
         nextGrantBound,
-        pausedHolds,
-        worstResumeToLoss,
-        settings.renewal(),
+        scenario == Scenario.PARTITION ? cutToLoss.size() : resumeToLoss.size(),
+        scenario == Scenario.PARTITION ? worstCutToLoss : worstResumeToLoss,
+        scenario == Scenario.PARTITION ? settings.lease() : settings.renewal(),
         losses,
         spurious,
+        releaseErrors,
         failures);
   }
 

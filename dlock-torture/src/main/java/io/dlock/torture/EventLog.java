@@ -1,13 +1,11 @@
 package io.dlock.torture;
 
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
@@ -15,19 +13,18 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * An append-only history file. Every event is one {@code write(2)} of one line, unbuffered: once
  * {@link #append} returns, the line is in the kernel's page cache and survives a SIGKILL of this
- * process, which is exactly the moment the history matters most.
+ * process, which is exactly the moment the history matters most. A plain stream, not a {@code
+ * FileChannel}: an interrupt (how a worker's run ends) would close a channel under the writer.
  */
 final class EventLog implements AutoCloseable {
-  private final FileChannel channel;
+  private final FileOutputStream out;
   private final String source;
   private final ReentrantLock lock = new ReentrantLock();
 
   EventLog(Path file, String source) {
     this.source = source;
     try {
-      this.channel =
-          FileChannel.open(
-              file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+      this.out = new FileOutputStream(file.toFile(), true);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the history " + file, e);
     }
@@ -41,12 +38,10 @@ final class EventLog implements AutoCloseable {
   /** Records an event that happened at {@code nanos}. */
   Event append(long nanos, Event.Kind kind, String lockName, long token, String detail) {
     Event event = new Event(nanos, source, kind, lockName, token, Event.clean(detail));
-    ByteBuffer line = ByteBuffer.wrap((event.format() + "\n").getBytes(StandardCharsets.UTF_8));
+    byte[] line = (event.format() + "\n").getBytes(StandardCharsets.UTF_8);
     lock.lock();
     try {
-      while (line.hasRemaining()) {
-        channel.write(line);
-      }
+      out.write(line);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the history", e);
     } finally {
@@ -58,7 +53,7 @@ final class EventLog implements AutoCloseable {
   @Override
   public void close() {
     try {
-      channel.close();
+      out.close();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

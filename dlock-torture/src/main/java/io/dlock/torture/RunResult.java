@@ -21,11 +21,12 @@ record RunResult(
     long medianNextGrantNanos,
     long worstNextGrantNanos,
     Duration nextGrantBound,
-    int pausedHolds,
-    long worstResumeToLossNanos,
-    Duration renewal,
+    int toldSamples,
+    long worstToldNanos,
+    Duration toldBound,
     int losses,
     int spuriousLosses,
+    int releasesNotDone,
     List<String> failures) {
 
   boolean passed() {
@@ -35,9 +36,9 @@ record RunResult(
   static String tableHeader() {
     return "| backend | scenario | s | grants | faults | overlaps (by pause) | stale accepted"
         + " | fenced rejects | lost updates (unfenced) | token errors | fault to next grant:"
-        + " median / worst (bound) ms | resume to loss: worst (bound) ms | losses (spurious)"
-        + " | verdict |\n"
-        + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        + " median / worst (bound) ms | told of loss: worst (bound) ms | losses (spurious)"
+        + " | releases reported not done | verdict |\n"
+        + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   }
 
   String tableRow() {
@@ -73,14 +74,16 @@ record RunResult(
                 + nextGrantBound.toMillis()
                 + ")")
         + " | "
-        + (pausedHolds == 0
+        + (toldSamples == 0
             ? "-"
-            : Checker.millis(worstResumeToLossNanos) + " (" + renewal.toMillis() + ")")
+            : Checker.millis(worstToldNanos) + " (" + toldBound.toMillis() + ")")
         + " | "
         + losses
         + " ("
         + spuriousLosses
         + ") | "
+        + releasesNotDone
+        + " | "
         + (passed() ? "pass" : "**FAIL**: " + String.join("; ", failures))
         + " |";
   }

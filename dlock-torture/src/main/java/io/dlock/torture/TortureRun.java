@@ -198,15 +198,25 @@ final class TortureRun {
     probes.add(
         CompletableFuture.runAsync(
             () -> {
-              try (Lease lease =
-                  probe
-                      .lock(lock, LockOptions.defaults().withRenewedLease(settings.lease()))
-                      .acquire(wait)) {
-                log.append(Event.Kind.GRANT, lock, lease.fencingToken(), "");
-                log.append(Event.Kind.RELEASING, lock, lease.fencingToken(), "");
+              Lease lease;
+              try {
+                lease =
+                    probe
+                        .lock(lock, LockOptions.defaults().withRenewedLease(settings.lease()))
+                        .acquire(wait);
               } catch (LockException e) {
                 log.append(Event.Kind.NO_GRANT, lock, 0, e.toString());
+                return;
               }
+              log.append(Event.Kind.GRANT, lock, lease.fencingToken(), "");
+              log.append(Event.Kind.RELEASING, lock, lease.fencingToken(), "");
+              String result;
+              try {
+                result = Boolean.toString(lease.release());
+              } catch (LockException e) {
+                result = "error " + e;
+              }
+              log.append(Event.Kind.RELEASED, lock, lease.fencingToken(), result);
             },
             probeThreads));
   }
@@ -240,8 +250,14 @@ final class TortureRun {
     args.put("locks", String.join(",", lockNames));
     args.put("lease-ms", Long.toString(settings.lease().toMillis()));
     args.put("wait-ms", Long.toString(settings.lease().multipliedBy(3).toMillis()));
-    args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
-    args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
+    if (settings.scenario() == Scenario.PARTITION) {
+      // Long enough that a holder cut off mid-way outlives its lease and must be told of the loss.
+      args.put("hold-min-ms", Long.toString(settings.lease().toMillis() / 2));
+      args.put("hold-max-ms", Long.toString(settings.lease().toMillis() * 3 / 2));
+    } else {
+      args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
+      args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
+    }
     args.put("registers", Integer.toString(registers.port()));
     args.put("history", dir.resolve(id + ".history").toString());
     args.put("clock-offset-ms", Long.toString(clockOffsetMillis));

@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A worker process: contends for a random lock of a small set, and inside it does a read, a pause
@@ -99,15 +100,17 @@ public final class Worker {
         }
         long token = held.fencingToken();
         history.append(Event.Kind.GRANT, name, token, "");
+        AtomicBoolean told = new AtomicBoolean();
         held.onLost(
-            event ->
-                history.append(
-                    Event.Kind.LOST, name, token, event.reason() + " " + event.detail()));
+            event -> {
+              told.set(true);
+              history.append(Event.Kind.LOST, name, token, event.reason() + " " + event.detail());
+            });
         try {
           if (!held.isValid()) {
             history.append(Event.Kind.INVALID, name, token, "before the critical section");
           } else {
-            criticalSection(registers, name, token, holdMin, holdMax);
+            criticalSection(registers, name, token, holdMin, holdMax, told, history);
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt(); // the run ends; release below, then leave the loop
@@ -132,16 +135,28 @@ public final class Worker {
   }
 
   /**
-   * Read both registers, work, write both back plus one. Deliberately no validity check between the
-   * read and the write: a pause can always fall between a check and the write it guards, so the
-   * check would only narrow the window the fencing token has to close.
+   * Read both registers, work, write both back plus one, unless told of the loss meanwhile.
+   * Deliberately no check of the lease's own clock between the read and the write: a pause can
+   * always fall between a check and the write it guards, so the check would only narrow the window
+   * that the fencing token has to close. The loss signal is heeded, as an application should.
    */
   private static void criticalSection(
-      RegisterClient registers, String name, long token, int holdMin, int holdMax)
+      RegisterClient registers,
+      String name,
+      long token,
+      int holdMin,
+      int holdMax,
+      AtomicBoolean told,
+      EventLog history)
       throws InterruptedException {
     long unfenced = registers.unfencedRead(name);
     long fenced = registers.fencedRead(name, token);
     Thread.sleep(holdMin + ThreadLocalRandom.current().nextInt(holdMax - holdMin + 1)); // the work
+    if (told.get()) {
+      registers.leave(name);
+      history.append(Event.Kind.INVALID, name, token, "told of the loss: writes skipped");
+      return;
+    }
     registers.unfencedWrite(name, unfenced, unfenced + 1);
     if (fenced >= 0) {
       registers.fencedWrite(name, token, fenced, fenced + 1);
