@@ -48,10 +48,6 @@ final class RegisterClient implements AutoCloseable {
     return call("FWRITE " + worker + " " + lock + " " + token + " " + expected + " " + update);
   }
 
-  void leave(String lock) {
-    call("LEAVE " + worker + " " + lock);
-  }
-
   private String call(String request) {
     try {
       out.write((request + "\n").getBytes(StandardCharsets.US_ASCII));

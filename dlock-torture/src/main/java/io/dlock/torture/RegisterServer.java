@@ -13,8 +13,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -42,7 +40,8 @@ final class RegisterServer implements AutoCloseable {
   private final java.util.concurrent.locks.Condition entered = lock.newCondition();
   private final Map<String, long[]> unfenced = new HashMap<>(); // {value}
   private final Map<String, long[]> fenced = new HashMap<>(); // {value, highest token}
-  private final Map<String, String> inside = new ConcurrentHashMap<>(); // worker -> lock
+  private Map.Entry<String, String> lastEntry; // the last worker to enter, and its lock
+  private long entries;
   private final Thread acceptor;
   private volatile boolean closed;
 
@@ -63,35 +62,26 @@ final class RegisterServer implements AutoCloseable {
   }
 
   /**
-   * A worker that is now inside its critical section (its last operation was an accepted read of
-   * the fenced register), and the lock it holds, picked at random: the victim of the next fault.
+   * Waits for the next worker of {@code among} to enter its critical section (its read of the
+   * fenced register is accepted) and returns it with its lock, or empty if none does within {@code
+   * timeout}. A fault aimed at that worker then lands at the start of its work, while it holds.
    */
-  Optional<Map.Entry<String, String>> randomHolder(List<String> among) {
-    List<Map.Entry<String, String>> candidates =
-        inside.entrySet().stream()
-            .filter(e -> among.contains(e.getKey()))
-            .map(e -> Map.entry(e.getKey(), e.getValue()))
-            .toList();
-    if (candidates.isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(candidates.get(ThreadLocalRandom.current().nextInt(candidates.size())));
-  }
-
-  /**
-   * Waits until one of {@code among} is inside its critical section and returns it with its lock,
-   * or empty if none is within {@code timeout}.
-   */
-  Optional<Map.Entry<String, String>> awaitHolder(List<String> among, java.time.Duration timeout)
+  Optional<Map.Entry<String, String>> awaitEntry(List<String> among, java.time.Duration timeout)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
+      long seen = entries;
       while (true) {
-        Optional<Map.Entry<String, String>> holder = randomHolder(among);
+        if (entries != seen) {
+          seen = entries;
+          if (among.contains(lastEntry.getKey())) {
+            return Optional.of(lastEntry);
+          }
+        }
         long left = deadline - System.nanoTime();
-        if (holder.isPresent() || left <= 0) {
-          return holder;
+        if (left <= 0) {
+          return Optional.empty();
         }
         entered.awaitNanos(left);
       }
@@ -174,7 +164,8 @@ final class RegisterServer implements AutoCloseable {
             return "rejected";
           }
           cell[1] = token;
-          inside.put(worker, name);
+          lastEntry = Map.entry(worker, name);
+          entries++;
           entered.signalAll();
           history.append(Event.Kind.FREAD, name, token, worker + " ok " + cell[0]);
           return "ok " + cell[0];
@@ -184,7 +175,6 @@ final class RegisterServer implements AutoCloseable {
           long expected = Long.parseLong(request[4]);
           long update = Long.parseLong(request[5]);
           long[] cell = fenced.computeIfAbsent(name, k -> new long[2]);
-          inside.remove(worker);
           if (token < cell[1]) {
             history.append(Event.Kind.FWRITE, name, token, worker + " rejected " + cell[1]);
             return "rejected";
@@ -194,10 +184,6 @@ final class RegisterServer implements AutoCloseable {
           cell[0] = update;
           history.append(Event.Kind.FWRITE, name, token, worker + " " + result + " " + update);
           return result;
-        }
-        case "LEAVE" -> {
-          inside.remove(worker);
-          return "ok";
         }
         default -> throw new IllegalArgumentException("unknown register operation " + op);
       }

@@ -64,6 +64,9 @@ final class TcpProxy implements AutoCloseable {
   }
 
   void heal() {
+    if (!cut) {
+      return; // nothing to heal: leave healthy connections alone
+    }
     for (Socket s : sockets) {
       closeQuietly(s); // first, so that nothing held during the cut is delivered
     }
@@ -180,6 +183,9 @@ final class TcpProxy implements AutoCloseable {
       listener.close();
     } catch (IOException e) {
       // closing anyway
+    }
+    for (Socket s : sockets) {
+      closeQuietly(s);
     }
     heal();
   }

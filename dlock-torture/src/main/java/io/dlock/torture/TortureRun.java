@@ -74,8 +74,8 @@ final class TortureRun {
       for (int i = 0; i < settings.workers(); i++) {
         spawnWorker(scenario == Scenario.CLOCK_OFFSET ? CLOCK_OFFSETS_HOURS[i % 8] * 3_600_000 : 0);
       }
-      // The run starts once every worker contends: the first grant of the last worker to start.
-      registers.awaitHolder(List.copyOf(workers.keySet()), Duration.ofSeconds(60));
+      // The run starts once the workers contend: the first critical section entered.
+      registers.awaitEntry(List.copyOf(workers.keySet()), Duration.ofSeconds(60));
       faults.append(Event.Kind.RUN_BEGIN, "-", 0, scenario.id());
       long end = System.nanoTime() + settings.duration().toNanos();
       while (System.nanoTime() < end) {
@@ -168,9 +168,9 @@ final class TortureRun {
     }
   }
 
-  /** A worker inside its critical section, with the lock it holds. */
+  /** The next worker to enter its critical section, with the lock it holds. */
   private Optional<Map.Entry<String, String>> victim() throws InterruptedException {
-    return registers.awaitHolder(List.copyOf(workers.keySet()), settings.lease().multipliedBy(5));
+    return registers.awaitEntry(List.copyOf(workers.keySet()), settings.lease().multipliedBy(5));
   }
 
   /** Between faults: wait for the probes, then a lease of calm for the workers to settle. */
@@ -250,13 +250,13 @@ final class TortureRun {
     args.put("locks", String.join(",", lockNames));
     args.put("lease-ms", Long.toString(settings.lease().toMillis()));
     args.put("wait-ms", Long.toString(settings.lease().multipliedBy(3).toMillis()));
+    args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
+    args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
     if (settings.scenario() == Scenario.PARTITION) {
-      // Long enough that a holder cut off mid-way outlives its lease and must be told of the loss.
-      args.put("hold-min-ms", Long.toString(settings.lease().toMillis() / 2));
-      args.put("hold-max-ms", Long.toString(settings.lease().toMillis() * 3 / 2));
-    } else {
-      args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
-      args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
+      // Half the critical sections outlast the lease, so that a holder cut off as it starts one
+      // must be told of its loss; the other half end first, and their release must fail.
+      args.put("long-hold-percent", "50");
+      args.put("long-hold-ms", Long.toString(settings.lease().toMillis() * 3 / 2));
     }
     args.put("registers", Integer.toString(registers.port()));
     args.put("history", dir.resolve(id + ".history").toString());

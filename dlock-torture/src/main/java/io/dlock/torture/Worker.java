@@ -26,9 +26,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Arguments, each {@code --name=value}: {@code id}, {@code uri}, {@code prop} (repeatable,
  * {@code key=value}), {@code locks} (comma-separated), {@code lease-ms}, {@code wait-ms}, {@code
- * hold-min-ms}, {@code hold-max-ms}, {@code registers} (the register server's port), {@code
- * history} (the file to append to), {@code clock-offset-ms} (added to the monotonic clock the lock
- * client sees; the history keeps the machine's own).
+ * hold-min-ms}, {@code hold-max-ms}, {@code long-hold-percent} and {@code long-hold-ms} (that share
+ * of critical sections lasts that long instead), {@code registers} (the register server's port),
+ * {@code history} (the file to append to), {@code clock-offset-ms} (added to the monotonic clock
+ * the lock client sees; the history keeps the machine's own).
  */
 public final class Worker {
   private Worker() {}
@@ -56,6 +57,8 @@ public final class Worker {
     Duration wait = Duration.ofMillis(Long.parseLong(a.get("wait-ms")));
     int holdMin = Integer.parseInt(a.get("hold-min-ms"));
     int holdMax = Integer.parseInt(a.get("hold-max-ms"));
+    int longHoldPercent = Integer.parseInt(a.getOrDefault("long-hold-percent", "0"));
+    int longHold = Integer.parseInt(a.getOrDefault("long-hold-ms", "0"));
     long offset =
         Duration.ofMillis(Long.parseLong(a.getOrDefault("clock-offset-ms", "0"))).toNanos();
 
@@ -110,7 +113,11 @@ public final class Worker {
           if (!held.isValid()) {
             history.append(Event.Kind.INVALID, name, token, "before the critical section");
           } else {
-            criticalSection(registers, name, token, holdMin, holdMax, told, history);
+            int hold =
+                ThreadLocalRandom.current().nextInt(100) < longHoldPercent
+                    ? longHold
+                    : holdMin + ThreadLocalRandom.current().nextInt(holdMax - holdMin + 1);
+            criticalSection(registers, name, token, hold, told, history);
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt(); // the run ends; release below, then leave the loop
@@ -144,24 +151,20 @@ public final class Worker {
       RegisterClient registers,
       String name,
       long token,
-      int holdMin,
-      int holdMax,
+      int holdMillis,
       AtomicBoolean told,
       EventLog history)
       throws InterruptedException {
     long unfenced = registers.unfencedRead(name);
     long fenced = registers.fencedRead(name, token);
-    Thread.sleep(holdMin + ThreadLocalRandom.current().nextInt(holdMax - holdMin + 1)); // the work
+    Thread.sleep(holdMillis); // the work
     if (told.get()) {
-      registers.leave(name);
       history.append(Event.Kind.INVALID, name, token, "told of the loss: writes skipped");
       return;
     }
     registers.unfencedWrite(name, unfenced, unfenced + 1);
     if (fenced >= 0) {
       registers.fencedWrite(name, token, fenced, fenced + 1);
-    } else {
-      registers.leave(name);
     }
   }
 

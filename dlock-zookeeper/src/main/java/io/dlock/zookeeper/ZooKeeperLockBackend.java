@@ -158,6 +158,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
             .connectString(settings.connectString())
             .sessionTimeoutMs(toIntMillis(settings.sessionTimeout()))
             .connectionTimeoutMs(toIntMillis(settings.connectionTimeout()))
+            .ensembleTracker(settings.followEnsembleChanges())
             // Bounded: at most 3 retries, so a call never outlives the caller's bound by much.
             .retryPolicy(
                 new BoundedExponentialBackoffRetry(

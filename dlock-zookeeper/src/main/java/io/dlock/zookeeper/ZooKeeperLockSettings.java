@@ -40,6 +40,7 @@ public final class ZooKeeperLockSettings {
   private final AclMode aclMode;
   private final @Nullable String digestUser;
   private final char @Nullable [] digestPassword;
+  private final boolean followEnsembleChanges;
 
   private ZooKeeperLockSettings(
       String connectString,
@@ -48,7 +49,9 @@ public final class ZooKeeperLockSettings {
       Duration connectionTimeout,
       AclMode aclMode,
       @Nullable String digestUser,
-      char @Nullable [] digestPassword) {
+      char @Nullable [] digestPassword,
+      boolean followEnsembleChanges) {
+    this.followEnsembleChanges = followEnsembleChanges;
     this.connectString = connectString;
     this.rootPath = rootPath;
     this.sessionTimeout = sessionTimeout;
@@ -80,7 +83,8 @@ public final class ZooKeeperLockSettings {
         Duration.ofSeconds(5),
         AclMode.OPEN,
         null,
-        null);
+        null,
+        false);
   }
 
   /**
@@ -88,7 +92,7 @@ public final class ZooKeeperLockSettings {
    * after {@code prefix}: {@code connectString} (required), {@code rootPath}, {@code
    * sessionTimeout} and {@code connectionTimeout} (ISO-8601 such as {@code PT10S}, or
    * milliseconds), {@code acl} ({@code open}, {@code digest} or {@code sasl}), {@code digest.user}
-   * and {@code digest.password}.
+   * and {@code digest.password}, {@code followEnsembleChanges} ({@code true} or {@code false}).
    *
    * @throws IllegalArgumentException naming the key if a value is missing or invalid
    */
@@ -111,6 +115,15 @@ public final class ZooKeeperLockSettings {
     String connection = properties.getProperty(prefix + "connectionTimeout");
     if (connection != null) {
       settings = settings.withConnectionTimeout(duration(prefix + "connectionTimeout", connection));
+    }
+    String follow = properties.getProperty(prefix + "followEnsembleChanges");
+    if (follow != null) {
+      String f = follow.trim().toLowerCase(Locale.ROOT);
+      if (!f.equals("true") && !f.equals("false")) {
+        throw new IllegalArgumentException(
+            prefix + "followEnsembleChanges must be true or false, but was '" + follow + "'");
+      }
+      settings = settings.withFollowEnsembleChanges(f.equals("true"));
     }
     String acl = properties.getProperty(prefix + "acl", "open").trim().toLowerCase(Locale.ROOT);
     switch (acl) {
@@ -163,7 +176,8 @@ public final class ZooKeeperLockSettings {
         connectionTimeout,
         aclMode,
         digestUser,
-        digestPassword);
+        digestPassword,
+        followEnsembleChanges);
   }
 
   static String requireValidRootPath(String rootPath) {
@@ -203,7 +217,8 @@ public final class ZooKeeperLockSettings {
         connectionTimeout,
         aclMode,
         digestUser,
-        digestPassword);
+        digestPassword,
+        followEnsembleChanges);
   }
 
   /**
@@ -221,7 +236,8 @@ public final class ZooKeeperLockSettings {
         connectionTimeout,
         aclMode,
         digestUser,
-        digestPassword);
+        digestPassword,
+        followEnsembleChanges);
   }
 
   /**
@@ -250,7 +266,8 @@ public final class ZooKeeperLockSettings {
         connectionTimeout,
         AclMode.DIGEST,
         user,
-        password.clone());
+        password.clone(),
+        followEnsembleChanges);
   }
 
   /**
@@ -259,7 +276,34 @@ public final class ZooKeeperLockSettings {
    */
   public ZooKeeperLockSettings withSaslAcl() {
     return new ZooKeeperLockSettings(
-        connectString, rootPath, sessionTimeout, connectionTimeout, AclMode.SASL, null, null);
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        AclMode.SASL,
+        null,
+        null,
+        followEnsembleChanges);
+  }
+
+  /**
+   * The same settings, following (or not) the ensemble's own list of members. By default the client
+   * connects only to the members of the connect string, as given: through a load balancer, a proxy
+   * or names that resolve differently inside and outside a network, the addresses the members
+   * advertise may not be reachable. With {@code true}, Curator's ensemble tracker replaces the
+   * connect string with the members' configuration whenever it changes (ZooKeeper's dynamic
+   * reconfiguration).
+   */
+  public ZooKeeperLockSettings withFollowEnsembleChanges(boolean follow) {
+    return new ZooKeeperLockSettings(
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        aclMode,
+        digestUser,
+        digestPassword,
+        follow);
   }
 
   private static void check(String name, Duration value, Duration min, Duration max) {
@@ -290,6 +334,14 @@ public final class ZooKeeperLockSettings {
     return aclMode;
   }
 
+  /**
+   * Whether the client follows the ensemble's own member list; see {@link
+   * #withFollowEnsembleChanges}.
+   */
+  public boolean followEnsembleChanges() {
+    return followEnsembleChanges;
+  }
+
   @Nullable String digestUser() {
     return digestUser;
   }
@@ -311,6 +363,7 @@ public final class ZooKeeperLockSettings {
         + ", acl="
         + aclMode
         + (digestUser == null ? "" : ", user=" + digestUser)
+        + (followEnsembleChanges ? ", followEnsembleChanges" : "")
         + "}";
   }
 }

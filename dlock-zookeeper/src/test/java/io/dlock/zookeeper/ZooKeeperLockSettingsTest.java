@@ -47,6 +47,21 @@ class ZooKeeperLockSettingsTest {
   }
 
   @Test
+  void theConnectStringIsFollowedAsGiven_unlessAskedToFollowTheEnsemble() {
+    Properties p = new Properties();
+    p.setProperty("zk.connectString", "127.0.0.1:2181");
+    assertThat(ZooKeeperLockSettings.fromProperties(p, "zk.").followEnsembleChanges()).isFalse();
+    p.setProperty("zk.followEnsembleChanges", "TRUE");
+    assertThat(ZooKeeperLockSettings.fromProperties(p, "zk.").followEnsembleChanges()).isTrue();
+    assertThat(ZooKeeperLockSettings.fromProperties(p, "zk.").withRootPath("/x").toString())
+        .contains("followEnsembleChanges");
+    p.setProperty("zk.followEnsembleChanges", "sometimes");
+    assertThatThrownBy(() -> ZooKeeperLockSettings.fromProperties(p, "zk."))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("zk.followEnsembleChanges must be true or false");
+  }
+
+  @Test
   void propertiesCarryTheCredentialsNotTheCode() {
     Properties p = new Properties();
     p.setProperty("zk.connectString", "127.0.0.1:2181");

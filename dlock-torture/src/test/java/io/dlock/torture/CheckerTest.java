@@ -1,0 +1,241 @@
+package io.dlock.torture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dlock.torture.Event.Kind;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The checker against hand-written histories: each safety violation it claims to find is found, and
+ * what a fault legitimately causes is not counted against the backend. Lease 2 s, renewal 666 ms,
+ * next-grant bound 3666 ms.
+ */
+class CheckerTest {
+  private static final long MS = 1_000_000L;
+  private final List<Event> history = new ArrayList<>();
+  private long fillerToken = 100;
+
+  private void at(long ms, String source, Kind kind, String lock, long token, String detail) {
+    history.add(new Event(ms * MS, source, kind, lock, token, detail));
+  }
+
+  /** A complete, clean grant: granted, both registers written, released. */
+  private void hold(String worker, String lock, long token, long fromMs, long toMs, long value) {
+    at(fromMs, worker, Kind.GRANT, lock, token, "");
+    at(fromMs + 1, "register", Kind.UWRITE, lock, 0, worker + " ok " + value);
+    at(fromMs + 1, "register", Kind.FWRITE, lock, token, worker + " ok " + value);
+    at(toMs, worker, Kind.RELEASING, lock, token, "");
+    at(toMs + 1, worker, Kind.RELEASED, lock, token, "true");
+  }
+
+  /** Five clean grants of a lock nobody else uses, late in the run, so that a run has substance. */
+  private void filler() {
+    for (int i = 0; i < 5; i++) {
+      hold("w9", "filler", ++fillerToken, 20_000 + i * 10L, 20_005 + i * 10L, i);
+    }
+  }
+
+  private RunResult check(Scenario scenario, int faults) {
+    filler();
+    at(0, "faults", Kind.RUN_BEGIN, "-", 0, scenario.id());
+    at(30_000, "faults", Kind.RUN_END, "-", 0, scenario.id());
+    history.sort(Comparator.comparingLong(Event::nanos));
+    RunSettings settings =
+        new RunSettings(
+            "test", scenario, Duration.ofSeconds(30), 4, 2, Duration.ofSeconds(2), Path.of("."));
+    return new Checker(settings, Duration.ofMillis(3666), history).check("test", faults, Map.of());
+  }
+
+  @Test
+  void cleanHandOffs_pass() {
+    for (int i = 0; i < 10; i++) {
+      hold(i % 2 == 0 ? "w1" : "w2", "a", i + 1, i * 100L, i * 100L + 50, i);
+    }
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.failures()).isEmpty();
+    assertThat(result.grants()).isEqualTo(15);
+  }
+
+  @Test
+  void twoHoldersAtOnce_fail() {
+    hold("w1", "a", 1, 0, 100, 0);
+    hold("w2", "a", 2, 50, 150, 1);
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.overlaps()).isEqualTo(1);
+    assertThat(result.failures()).anyMatch(f -> f.contains("overlapping"));
+  }
+
+  @Test
+  void aHolderPausedPastItsLease_overlapsWithoutFailing_andIsToldAtOnce() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(10, "faults", Kind.STOP, "a", 0, "w1");
+    hold("w2", "a", 2, 2_100, 2_200, 1);
+    at(4_010, "faults", Kind.CONT, "a", 0, "w1");
+    at(4_012, "w1", Kind.LOST, "a", 1, "EXPIRED");
+    at(4_013, "register", Kind.FWRITE, "a", 1, "w1 rejected 2");
+    at(4_013, "w1", Kind.RELEASING, "a", 1, "");
+    at(4_014, "w1", Kind.RELEASED, "a", 1, "false");
+    RunResult result = check(Scenario.PAUSE, 1);
+    assertThat(result.overlaps()).isZero();
+    assertThat(result.overlapsExplainedByPause()).isEqualTo(1);
+    assertThat(result.worstToldNanos()).isEqualTo(2 * MS);
+    assertThat(result.failures()).isEmpty();
+  }
+
+  @Test
+  void aResumedHolderToldLaterThanOneRenewal_fails() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(10, "faults", Kind.STOP, "a", 0, "w1");
+    hold("w2", "a", 2, 2_100, 2_200, 1);
+    at(4_010, "faults", Kind.CONT, "a", 0, "w1");
+    at(4_800, "w1", Kind.LOST, "a", 1, "EXPIRED");
+    at(4_801, "w1", Kind.RELEASING, "a", 1, "");
+    at(4_802, "w1", Kind.RELEASED, "a", 1, "false");
+    assertThat(check(Scenario.PAUSE, 1).failures())
+        .anyMatch(f -> f.contains("resumed holder learned of its loss after 790 ms"));
+  }
+
+  @Test
+  void aLateReleaseThatFreedTheNextHoldersLock_fails() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(10, "faults", Kind.STOP, "a", 0, "w1");
+    at(2_100, "w2", Kind.GRANT, "a", 2, "");
+    at(4_010, "faults", Kind.CONT, "a", 0, "w1");
+    at(4_011, "w1", Kind.LOST, "a", 1, "EXPIRED");
+    at(4_012, "w1", Kind.RELEASING, "a", 1, "");
+    at(4_013, "w1", Kind.RELEASED, "a", 1, "true");
+    at(5_000, "w2", Kind.RELEASING, "a", 2, "");
+    at(5_001, "w2", Kind.RELEASED, "a", 2, "true");
+    assertThat(check(Scenario.PAUSE, 1).failures())
+        .anyMatch(f -> f.contains("late release(s) freed a lock"));
+  }
+
+  @Test
+  void aTokenNotGreaterThanAnEarlierGrants_fails() {
+    hold("w1", "a", 5, 0, 100, 0);
+    hold("w2", "a", 3, 200, 300, 1);
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.tokenViolations()).isEqualTo(1);
+    assertThat(result.failures()).anyMatch(f -> f.contains("not strictly increasing"));
+  }
+
+  @Test
+  void theSameTokenTwice_fails() {
+    hold("w1", "a", 4, 0, 100, 0);
+    hold("w2", "a", 4, 200, 300, 1);
+    assertThat(check(Scenario.CALM, 0).tokenViolations()).isEqualTo(2);
+  }
+
+  @Test
+  void aStaleWriteAcceptedByTheFencedRegister_fails_evenWhereOverlapsAreExpected() {
+    at(0, "register", Kind.FWRITE, "a", 3, "w1 stale 7");
+    RunResult result = check(Scenario.PAUSE, 1);
+    assertThat(result.staleWritesAccepted()).isEqualTo(1);
+    assertThat(result.failures()).anyMatch(f -> f.contains("stale write"));
+  }
+
+  @Test
+  void lostUpdatesOnTheUnfencedRegister_failOnlyWithoutALongPause() {
+    at(0, "register", Kind.UWRITE, "a", 0, "w1 lost-update 7");
+    assertThat(check(Scenario.KILL, 1).failures()).anyMatch(f -> f.contains("lost update"));
+    history.clear();
+    at(0, "register", Kind.UWRITE, "a", 0, "w1 lost-update 7");
+    assertThat(check(Scenario.PAUSE, 1).failures()).noneMatch(f -> f.contains("lost update"));
+  }
+
+  @Test
+  void theNextGrantAfterAKill_isMeasuredAndBounded() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(1_000, "faults", Kind.KILL, "a", 0, "w1");
+    hold("probe", "a", 2, 4_000, 4_001, 0);
+    RunResult within = check(Scenario.KILL, 1);
+    assertThat(within.worstNextGrantNanos()).isEqualTo(3_000 * MS);
+    assertThat(within.failures()).isEmpty();
+
+    history.clear();
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(1_000, "faults", Kind.KILL, "a", 0, "w1");
+    hold("probe", "a", 2, 5_000, 5_001, 0);
+    assertThat(check(Scenario.KILL, 1).failures())
+        .anyMatch(f -> f.contains("next grant after a fault took 4000 ms"));
+  }
+
+  @Test
+  void noGrantAtAllAfterAKill_fails() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(1_000, "faults", Kind.KILL, "a", 0, "w1");
+    assertThat(check(Scenario.KILL, 1).failures()).anyMatch(f -> f.contains("no grant of a"));
+  }
+
+  @Test
+  void aLossNoFaultExplains_isSpurious() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(10, "faults", Kind.STOP, "a", 0, "w1");
+    at(510, "faults", Kind.CONT, "a", 0, "w1");
+    at(700, "w1", Kind.LOST, "a", 1, "EXPIRED");
+    at(701, "w1", Kind.RELEASING, "a", 1, "");
+    at(702, "w1", Kind.RELEASED, "a", 1, "false");
+    RunResult result = check(Scenario.SHORT_PAUSE, 1);
+    assertThat(result.spuriousLosses()).isEqualTo(1);
+    assertThat(result.failures()).anyMatch(f -> f.contains("spurious"));
+  }
+
+  @Test
+  void aLossDuringABackendRestart_isNotSpurious() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(100, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
+    at(2_000, "faults", Kind.RESTART_END, "-", 0, "");
+    at(2_100, "w1", Kind.LOST, "a", 1, "EXPIRED");
+    at(2_101, "w1", Kind.RELEASING, "a", 1, "");
+    at(2_102, "w1", Kind.RELEASED, "a", 1, "false");
+    RunResult result = check(Scenario.RESTART, 1);
+    assertThat(result.losses()).isEqualTo(1);
+    assertThat(result.failures()).isEmpty();
+  }
+
+  @Test
+  void aHolderCutOffAndNeverTold_fails() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(100, "faults", Kind.CUT_BEGIN, "a", 0, "w1");
+    hold("w2", "a", 2, 2_500, 2_600, 1);
+    at(4_100, "faults", Kind.CUT_END, "a", 0, "w1");
+    at(4_200, "w1", Kind.RELEASING, "a", 1, "");
+    at(4_201, "w1", Kind.RELEASED, "a", 1, "false");
+    assertThat(check(Scenario.PARTITION, 1).failures())
+        .anyMatch(f -> f.contains("never told of loss"))
+        .anyMatch(f -> f.contains("overlapping"));
+  }
+
+  @Test
+  void aReleaseNeverAnswered_fails_unlessItsWorkerWasKilled() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(100, "w1", Kind.RELEASING, "a", 1, "");
+    assertThat(check(Scenario.CALM, 0).failures()).anyMatch(f -> f.contains("never answered"));
+  }
+
+  @Test
+  void aRunWithoutGrants_provesNothing() {
+    history.add(new Event(0, "faults", Kind.RUN_BEGIN, "-", 0, "calm"));
+    RunSettings settings =
+        new RunSettings(
+            "test",
+            Scenario.KILL,
+            Duration.ofSeconds(30),
+            4,
+            2,
+            Duration.ofSeconds(2),
+            Path.of("."));
+    assertThat(
+            new Checker(settings, Duration.ofMillis(3666), history)
+                .check("test", 0, Map.of())
+                .failures())
+        .anyMatch(f -> f.contains("proved nothing"))
+        .anyMatch(f -> f.contains("no fault was injected"));
+  }
+}

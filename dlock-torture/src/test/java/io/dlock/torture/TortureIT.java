@@ -1,0 +1,79 @@
+package io.dlock.torture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The short version of every fault scenario, on every backend, with the pass criteria of
+ * docs/safety.md. Each run lasts {@code dlock.torture.seconds} of contention (default 6); {@code
+ * ./torture} runs the same scenarios for as long as asked. The report of each backend is written to
+ * {@code target/torture-it/<backend>.md}.
+ */
+class TortureIT {
+  private static final Path DIR = Path.of("target", "torture-it");
+  private static final List<Scenario> FAULTS =
+      Arrays.stream(Scenario.values()).filter(s -> s != Scenario.CALM).toList();
+
+  private static Duration perRun() {
+    return Duration.ofSeconds(Long.getLong("dlock.torture.seconds", 6));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"redis", "zookeeper", "postgres"})
+  void everyScenarioMeetsEveryPassCriterion(String backend) throws Exception {
+    List<RunResult> results =
+        Torture.runAll(
+            List.of(backend),
+            FAULTS,
+            perRun(),
+            4,
+            2,
+            Duration.ofSeconds(2),
+            DIR,
+            System.out::println);
+    String report = write(backend, results);
+    assertThat(results).hasSize(FAULTS.size());
+    assertThat(results.stream().filter(r -> !r.passed()).map(RunResult::tableRow))
+        .as("failed runs; the whole report:%n%s", report)
+        .isEmpty();
+  }
+
+  /**
+   * The negative control: Redis without persistence loses its locks and fencing counters on a
+   * restart, which breaks the assumption Redis's guarantees rest on. The checker must see it.
+   */
+  @Test
+  void aRestartWithoutPersistence_isCaught() throws Exception {
+    List<RunResult> results =
+        Torture.runAll(
+            List.of("redis-volatile"),
+            List.of(Scenario.RESTART),
+            perRun(),
+            4,
+            2,
+            Duration.ofSeconds(2),
+            DIR,
+            System.out::println);
+    write("redis-volatile", results);
+    RunResult restart = results.get(0);
+    assertThat(restart.passed()).as(restart.tableRow()).isFalse();
+    assertThat(restart.tokenViolations() + restart.overlaps()).isPositive();
+    assertThat(restart.staleWritesAccepted()).as("the fence still holds").isZero();
+  }
+
+  private static String write(String backend, List<RunResult> results) throws IOException {
+    Files.createDirectories(DIR);
+    String report = Torture.report(results, perRun(), "TortureIT (" + backend + ")");
+    Files.writeString(DIR.resolve(backend + ".md"), report);
+    return report;
+  }
+}
