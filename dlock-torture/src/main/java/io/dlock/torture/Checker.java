@@ -265,9 +265,8 @@ final class Checker {
               + " ms)");
     }
 
-    // A holder cut off from the backend is told of its loss by the end of its lease, so before
-    // the server can give the lock to anyone else (unless it released first: its release then
-    // fails, and is reported as not done).
+    // A holder cut off from the backend is told of its loss (unless it released first: its
+    // release then fails, and is reported as not done).
     List<Long> cutToLoss = new ArrayList<>();
     long lease = settings.lease().toNanos();
     for (Event cut : faultEvents) {
@@ -285,15 +284,9 @@ final class Checker {
         }
       }
     }
+    // How soon is reported, not judged here: the promise is to be told before anyone else is
+    // granted the lock, and a later signal shows up as an overlapping hold above.
     long worstCutToLoss = cutToLoss.stream().mapToLong(Long::longValue).max().orElse(-1);
-    if (worstCutToLoss > lease) {
-      failures.add(
-          "a holder cut off learned of its loss after "
-              + millis(worstCutToLoss)
-              + " ms, later than its lease ("
-              + settings.lease().toMillis()
-              + " ms)");
-    }
     if (lateReleasesThatFreed > 0) {
       failures.add(lateReleasesThatFreed + " late release(s) freed a lock another had taken");
     }
