@@ -34,6 +34,11 @@ interface Target extends AutoCloseable {
     return holdAfterDeath(lease).plus(lease.dividedBy(3)).plus(Duration.ofSeconds(1));
   }
 
+  /** Whether {@link #restart()} is possible: not on a server this process did not start. */
+  default boolean restartable() {
+    return true;
+  }
+
   /** Restarts the backend as its scenario says (the whole server, or one member); blocks. */
   void restart();
 
@@ -43,16 +48,27 @@ interface Target extends AutoCloseable {
   @Override
   void close();
 
+  private static String env(String name) {
+    String value = System.getenv(name);
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException(name + " must name the external server");
+    }
+    return value;
+  }
+
   static Target start(String name) {
     return switch (name) {
       case "redis" -> new RedisTarget(true);
       case "redis-volatile" -> new RedisTarget(false);
+      case "redis-external" -> ExternalTarget.redis(env("DLOCK_TEST_REDIS_URI"));
+      case "postgres-external" -> ExternalTarget.postgres(env("DLOCK_TEST_POSTGRES_URL"));
       case "zookeeper" -> new ZooKeeperTarget();
       case "postgres" -> new PostgresTarget();
       default ->
           throw new IllegalArgumentException(
-              "backend must be redis, zookeeper, postgres or redis-volatile (the negative"
-                  + " control), got '"
+              "backend must be redis, zookeeper, postgres, redis-volatile (the negative"
+                  + " control), redis-external or postgres-external (the servers named by"
+                  + " DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL), got '"
                   + name
                   + "'");
     };

@@ -32,7 +32,11 @@ public final class Torture implements Callable<Integer> {
       names = "--backends",
       split = ",",
       defaultValue = "redis,zookeeper,postgres",
-      description = "Backends, comma-separated (default: ${DEFAULT-VALUE}).")
+      description =
+          "Backends, comma-separated (default: ${DEFAULT-VALUE}); also redis-volatile (the"
+              + " negative control: no persistence), redis-external and postgres-external (the"
+              + " servers named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL; not"
+              + " restarted).")
   List<String> backends;
 
   @Option(
@@ -115,6 +119,10 @@ public final class Torture implements Callable<Integer> {
       progress.accept("dlock-torture: starting " + backend);
       try (Target target = Target.start(backend)) {
         for (Scenario scenario : scenarios) {
+          if (scenario == Scenario.RESTART && !target.restartable()) {
+            progress.accept("dlock-torture: " + backend + " is not restarted (external server)");
+            continue;
+          }
           RunSettings settings =
               new RunSettings(backend, scenario, perRun, workers, locks, lease, dir);
           RunResult result = new TortureRun(settings, target, jar).run();

@@ -1,0 +1,95 @@
+package io.dlock.torture;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A server this process did not start and must not restart (the machine's Redis or PostgreSQL,
+ * named by {@code DLOCK_TEST_REDIS_URI} or {@code DLOCK_TEST_POSTGRES_URL}): every scenario but
+ * {@link Scenario#RESTART} runs against it, through the same per-worker proxies.
+ */
+final class ExternalTarget implements Target {
+  private static final Pattern HOST_PORT = Pattern.compile("//([^/:@?]+|\\[[^]]+]):(\\d+)");
+
+  private final String name;
+  private final String uri;
+  private final InetSocketAddress server;
+  private final Map<String, String> properties;
+
+  private ExternalTarget(String name, String uri, Map<String, String> properties) {
+    this.name = name;
+    this.uri = uri;
+    this.properties = properties;
+    Matcher m = HOST_PORT.matcher(uri);
+    if (!m.find()) {
+      throw new IllegalArgumentException(
+          "external server URI must name host:port after //, got " + redact(uri));
+    }
+    String host = m.group(1).replace("[", "").replace("]", "");
+    this.server = new InetSocketAddress(host, Integer.parseInt(m.group(2)));
+  }
+
+  /** The machine's Redis, as {@code redis://host:port[/db]}. */
+  static ExternalTarget redis(String uri) {
+    return new ExternalTarget("redis-external", uri, Map.of());
+  }
+
+  /** The machine's PostgreSQL, as a {@code jdbc:postgresql://host:port/db?...} URL. */
+  static ExternalTarget postgres(String url) {
+    return new ExternalTarget(
+        "postgres-external", url, Map.of("mode", "lease-row", "createSchema", "true"));
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public List<InetSocketAddress> servers() {
+    return List.of(server);
+  }
+
+  @Override
+  public String uri(List<Integer> ports) {
+    return HOST_PORT.matcher(uri).replaceFirst("//127.0.0.1:" + ports.get(0));
+  }
+
+  @Override
+  public Map<String, String> properties(Duration lease) {
+    return properties;
+  }
+
+  @Override
+  public Duration holdAfterDeath(Duration lease) {
+    return lease;
+  }
+
+  @Override
+  public boolean restartable() {
+    return false;
+  }
+
+  @Override
+  public void restart() {
+    throw new UnsupportedOperationException(name + " is not this process's to restart");
+  }
+
+  @Override
+  public String restartDescription() {
+    return "not restarted: an external server";
+  }
+
+  @Override
+  public void close() {
+    // not ours
+  }
+
+  private static String redact(String uri) {
+    return io.dlock.LockClients.redact(uri);
+  }
+}
