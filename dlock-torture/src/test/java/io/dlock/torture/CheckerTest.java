@@ -71,12 +71,17 @@ class CheckerTest {
     assertThat(result.failures()).anyMatch(f -> f.contains("overlapping"));
   }
 
-  @Test
-  void aHolderPausedPastItsLease_overlapsWithoutFailing_andIsToldAtOnce() {
+  /** w1 holds "a" (token 1) and is stopped 10 ms in for 4 s; w2 holds it meanwhile (token 2). */
+  private void pausedHolderAndItsSuccessor() {
     at(0, "w1", Kind.GRANT, "a", 1, "");
     at(10, "faults", Kind.STOP, "a", 0, "w1");
     hold("w2", "a", 2, 2_100, 2_200, 1);
     at(4_010, "faults", Kind.CONT, "a", 0, "w1");
+  }
+
+  @Test
+  void aHolderPausedPastItsLease_overlapsWithoutFailing_andIsToldAtOnce() {
+    pausedHolderAndItsSuccessor();
     at(4_012, "w1", Kind.LOST, "a", 1, "EXPIRED");
     at(4_013, "register", Kind.FWRITE, "a", 1, "w1 rejected 2");
     at(4_013, "w1", Kind.RELEASING, "a", 1, "");
@@ -90,10 +95,7 @@ class CheckerTest {
 
   @Test
   void aResumedHolderToldLaterThanOneRenewal_fails() {
-    at(0, "w1", Kind.GRANT, "a", 1, "");
-    at(10, "faults", Kind.STOP, "a", 0, "w1");
-    hold("w2", "a", 2, 2_100, 2_200, 1);
-    at(4_010, "faults", Kind.CONT, "a", 0, "w1");
+    pausedHolderAndItsSuccessor();
     at(4_800, "w1", Kind.LOST, "a", 1, "EXPIRED");
     at(4_801, "w1", Kind.RELEASING, "a", 1, "");
     at(4_802, "w1", Kind.RELEASED, "a", 1, "false");

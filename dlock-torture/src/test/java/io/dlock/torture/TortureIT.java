@@ -31,16 +31,7 @@ class TortureIT {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"redis", "zookeeper", "postgres"})
   void everyScenarioMeetsEveryPassCriterion(String backend) throws Exception {
-    List<RunResult> results =
-        Torture.runAll(
-            List.of(backend),
-            FAULTS,
-            perRun(),
-            4,
-            2,
-            Duration.ofSeconds(2),
-            DIR,
-            System.out::println);
+    List<RunResult> results = run(List.of(backend), FAULTS);
     String report = write(backend, results);
     assertThat(results).hasSize(FAULTS.size());
     assertThat(results.stream().filter(r -> !r.passed()).map(RunResult::tableRow))
@@ -60,16 +51,7 @@ class TortureIT {
     String named = System.getenv(variable);
     Assumptions.assumeTrue(
         named != null && !named.isBlank(), variable + " names no external server");
-    List<RunResult> results =
-        Torture.runAll(
-            List.of(backend),
-            FAULTS,
-            perRun(),
-            4,
-            2,
-            Duration.ofSeconds(2),
-            DIR,
-            System.out::println);
+    List<RunResult> results = run(List.of(backend), FAULTS);
     String report = write(backend, results);
     assertThat(results).hasSize(FAULTS.size() - 1);
     assertThat(results.stream().filter(r -> !r.passed()).map(RunResult::tableRow))
@@ -83,21 +65,19 @@ class TortureIT {
    */
   @Test
   void aRestartWithoutPersistence_isCaught() throws Exception {
-    List<RunResult> results =
-        Torture.runAll(
-            List.of("redis-volatile"),
-            List.of(Scenario.RESTART),
-            perRun(),
-            4,
-            2,
-            Duration.ofSeconds(2),
-            DIR,
-            System.out::println);
+    List<RunResult> results = run(List.of("redis-volatile"), List.of(Scenario.RESTART));
     write("redis-volatile", results);
     RunResult restart = results.get(0);
     assertThat(restart.passed()).as(restart.tableRow()).isFalse();
     assertThat(restart.tokenViolations() + restart.overlaps()).isPositive();
     assertThat(restart.staleWritesAccepted()).as("the fence still holds").isZero();
+  }
+
+  /** 4 workers, 2 lock names, a 2 s lease: as in docs/safety.md. */
+  private static List<RunResult> run(List<String> backends, List<Scenario> scenarios)
+      throws InterruptedException {
+    return Torture.runAll(
+        backends, scenarios, perRun(), 4, 2, Duration.ofSeconds(2), DIR, System.out::println);
   }
 
   private static String write(String backend, List<RunResult> results) throws IOException {
