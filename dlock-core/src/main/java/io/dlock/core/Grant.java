@@ -266,6 +266,16 @@ final class Grant {
    * id, every hold is counted on the server and released there.
    */
   boolean release(LeaseHandle handle) {
+    LeaseState now = state;
+    if ((now == LeaseState.VALID || now == LeaseState.UNCERTAIN)
+        && validUntilNanos - client.clock().nanoTime() <= 0) {
+      // The lease ran out before this release (a pause, a renewal that did not get through): it
+      // is lost, whether or not the renewal tick got there first. Saying so now tells the holder
+      // at once, and the release below only cleans up without waiting for the server.
+      markLost(
+          autoRenew() ? LeaseLostEvent.Reason.EXPIRED : LeaseLostEvent.Reason.LEASE_ENDED,
+          "the lease of " + options.leaseTime() + " ran out before its release");
+    }
     int left;
     LeaseState before;
     synchronized (this) {

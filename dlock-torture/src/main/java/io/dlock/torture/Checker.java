@@ -65,8 +65,20 @@ final class Checker {
     int fencedRejections = 0;
     List<long[]> restartWindows = new ArrayList<>();
     long restartBegin = 0;
+    Map<String, long[]> openWaits = new HashMap<>(); // source|lock -> {start}
+    List<Object[]> waits = new ArrayList<>(); // {lock, start, end}
     for (Event e : history) {
       lastEvent = Math.max(lastEvent, e.nanos());
+      if (e.kind() == Event.Kind.ACQUIRING) {
+        openWaits.put(e.source() + "|" + e.lock(), new long[] {e.nanos()});
+      } else if (e.kind() == Event.Kind.GRANT || e.kind() == Event.Kind.NO_GRANT) {
+        long[] w = openWaits.remove(e.source() + "|" + e.lock());
+        if (w != null) {
+          waits.add(new Object[] {e.lock(), w[0], e.nanos()});
+        }
+      } else if (e.kind() == Event.Kind.KILL) {
+        openWaits.entrySet().removeIf(o -> o.getKey().startsWith(e.detail() + "|"));
+      }
       String key = e.source() + "|" + e.lock() + "|" + e.token();
       switch (e.kind()) {
         case RUN_BEGIN -> runBegin = e.nanos();
@@ -121,6 +133,10 @@ final class Checker {
         h.end = lastEvent; // the run ended while it held (its worker did not get to log more)
       }
     }
+    for (Map.Entry<String, long[]> o : openWaits.entrySet()) {
+      String lock = o.getKey().substring(o.getKey().indexOf('|') + 1);
+      waits.add(new Object[] {lock, o.getValue()[0], lastEvent});
+    }
     List<Event> faultEvents = history.stream().filter(e -> e.source().equals("faults")).toList();
     if (scenario == Scenario.PAUSE) {
       for (Event e : faultEvents) {
@@ -154,6 +170,53 @@ final class Checker {
     }
     if (overlaps > 0) {
       failures.add(overlaps + " overlapping hold(s) not explained by a pause past the lease");
+    }
+
+    // Liveness: a lock free by every holder's account while someone waits for it. Only a holder
+    // the server still counts (one killed, stopped, cut off or releasing) explains that, and only
+    // until the next-grant bound; longer means a stuck lock (an orphaned queue node, a lost
+    // wake-up). Gaps overlapping a backend restart are left out.
+    long worstFreeWhileWaited = 0;
+    String stuck = null;
+    long begin = runBegin == Long.MIN_VALUE ? 0 : runBegin;
+    for (Map.Entry<String, List<Hold>> lockHolds : byLock.entrySet()) {
+      List<Hold> sorted = new ArrayList<>(lockHolds.getValue());
+      sorted.sort(Comparator.comparingLong(h -> h.start));
+      List<long[]> gaps = new ArrayList<>();
+      long covered = begin;
+      for (Hold h : sorted) {
+        if (h.start > covered) {
+          gaps.add(new long[] {covered, h.start});
+        }
+        covered = Math.max(covered, h.end);
+      }
+      gaps.add(new long[] {covered, lastEvent});
+      for (long[] gap : gaps) {
+        boolean duringRestart =
+            restartWindows.stream().anyMatch(w -> gap[0] <= w[1] && gap[1] >= w[0]);
+        if (duringRestart) {
+          continue;
+        }
+        for (Object[] w : waits) {
+          if (!w[0].equals(lockHolds.getKey()) || (long) w[1] > gap[0]) {
+            continue;
+          }
+          long freeWhileWaited = Math.min(gap[1], (long) w[2]) - gap[0];
+          if (freeWhileWaited > worstFreeWhileWaited) {
+            worstFreeWhileWaited = freeWhileWaited;
+            stuck = lockHolds.getKey();
+          }
+        }
+      }
+    }
+    if (worstFreeWhileWaited > nextGrantBound.toNanos()) {
+      failures.add(
+          stuck
+              + " was free for "
+              + millis(worstFreeWhileWaited)
+              + " ms while a worker waited for it, over the bound of "
+              + nextGrantBound.toMillis()
+              + " ms");
     }
 
     // Tokens: a grant that began after another ended must carry a greater token.
@@ -363,6 +426,7 @@ final class Checker {
         losses,
         spurious,
         releaseErrors,
+        worstFreeWhileWaited,
         failures);
   }
 

@@ -19,6 +19,8 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
   enum Kind {
     /** A worker process started. */
     START,
+    /** acquire() is called. */
+    ACQUIRING,
     /** acquire() returned this grant. */
     GRANT,
     /** acquire() gave up: detail says why (timeout, unavailable). */

@@ -27,6 +27,7 @@ record RunResult(
     int losses,
     int spuriousLosses,
     int releasesNotDone,
+    long worstFreeWhileWaitedNanos,
     List<String> failures) {
 
   boolean passed() {
@@ -37,8 +38,8 @@ record RunResult(
     return "| backend | scenario | s | grants | faults | overlaps (by pause) | stale accepted"
         + " | fenced rejects | lost updates (unfenced) | token errors | fault to next grant:"
         + " median / worst (bound) ms | told of loss: worst (bound) ms | losses (spurious)"
-        + " | releases reported not done | verdict |\n"
-        + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        + " | releases reported not done | free lock while waited: worst ms | verdict |\n"
+        + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   }
 
   String tableRow() {
@@ -83,6 +84,8 @@ record RunResult(
         + spuriousLosses
         + ") | "
         + releasesNotDone
+        + " | "
+        + Checker.millis(worstFreeWhileWaitedNanos)
         + " | "
         + (passed() ? "pass" : "**FAIL**: " + String.join("; ", failures))
         + " |";

@@ -199,6 +199,7 @@ final class TortureRun {
         CompletableFuture.runAsync(
             () -> {
               Lease lease;
+              log.append(Event.Kind.ACQUIRING, lock, 0, "");
               try {
                 lease =
                     probe

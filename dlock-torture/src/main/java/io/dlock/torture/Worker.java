@@ -85,6 +85,7 @@ public final class Worker {
       while (!Thread.currentThread().isInterrupted()) {
         String name = locks.get(ThreadLocalRandom.current().nextInt(locks.size()));
         Lease held;
+        history.append(Event.Kind.ACQUIRING, name, 0, "");
         try {
           held = client.lock(name, lockOptions).acquire(wait);
         } catch (LockTimeoutException e) {

@@ -215,6 +215,28 @@ class CheckerTest {
   }
 
   @Test
+  void aLockLeftFreeWhileSomeoneWaits_isStuck() {
+    hold("w1", "a", 1, 0, 100, 0);
+    at(50, "w2", Kind.ACQUIRING, "a", 0, "");
+    at(6_050, "w2", Kind.NO_GRANT, "a", 0, "timeout");
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.worstFreeWhileWaitedNanos()).isEqualTo(5_950 * MS);
+    assertThat(result.failures())
+        .anyMatch(f -> f.contains("a was free for 5950 ms while a worker waited"));
+  }
+
+  @Test
+  void aLockFreeWhileItsKilledHolderLeaseRunsOut_isNotStuck() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(50, "w2", Kind.ACQUIRING, "a", 0, "");
+    at(100, "faults", Kind.KILL, "a", 0, "w1");
+    hold("w2", "a", 2, 2_100, 2_200, 0);
+    RunResult result = check(Scenario.KILL, 1);
+    assertThat(result.worstFreeWhileWaitedNanos()).isEqualTo(2_000 * MS);
+    assertThat(result.failures()).isEmpty();
+  }
+
+  @Test
   void aReleaseNeverAnswered_fails_unlessItsWorkerWasKilled() {
     at(0, "w1", Kind.GRANT, "a", 1, "");
     at(100, "w1", Kind.RELEASING, "a", 1, "");

@@ -316,7 +316,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 return acquireOnWorker(key, leaseNanos, description, null);
               }
               String path = create.getName();
+              if (entry.removed) {
+                // The session ended while the create was under way, and Curator retried it in
+                // the new session: nobody tracks this node, which would block the queue for as
+                // long as this client lives. Delete it and start over with a fresh entry.
+                deleteInBackground(path);
+                return acquireOnWorker(key, leaseNanos, description, null);
+              }
               entry.node = path;
+              entry.nodeSession = stat.getEphemeralOwner();
               entry.czxid = stat.getCzxid();
               entry.version = stat.getVersion();
               entry.holdCount = 1;
@@ -452,12 +460,41 @@ public final class ZooKeeperLockBackend implements LockBackend {
             .forPath(
                 paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)),
                 LockPaths.data(1, description));
+    if (entry.removed) {
+      // The session ended while the create was under way (see acquireFast): an untracked node
+      // of the new session would block the queue. Delete it; the caller learns of the lost
+      // session.
+      deleteQuietly(path);
+      throw new KeeperException.SessionExpiredException();
+    }
     entry.node = path;
+    entry.nodeSession = stat.getEphemeralOwner();
     entry.description = description;
     entry.czxid = stat.getCzxid();
     entry.version = stat.getVersion();
     entry.holdCount = 1;
     entry.uncertain = false;
+  }
+
+  /** Deletes a node without waiting; a failure leaves it to its session's end. */
+  private void deleteInBackground(String path) {
+    try {
+      client
+          .delete()
+          .inBackground(
+              (c, event) -> {
+                if (event.getResultCode() != KeeperException.Code.OK.intValue()
+                    && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
+                  log.warn(
+                      "Could not delete the untracked lock node {}: {}",
+                      path,
+                      KeeperException.Code.get(event.getResultCode()));
+                }
+              })
+          .forPath(path);
+    } catch (Exception e) {
+      log.warn("Could not delete the untracked lock node {}: {}", path, e.toString());
+    }
   }
 
   /**
@@ -478,6 +515,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       }
       if (entry.node == null) {
         entry.node = path;
+        entry.nodeSession = session;
         entry.czxid = stat.getCzxid();
         entry.version = -1; // read the data (hold count, description) before changing it
         entry.holdCount = 1;
@@ -1245,9 +1283,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   private void sessionLost(String detail, @Nullable BackendEvents sink) {
     abandonAfterReconnect.clear();
-    // The session's ephemeral nodes are gone (or about to be): forget them all.
+    // The old session's ephemeral nodes are gone (or about to be): forget them all. A node that
+    // a create retried by Curator made in the *new* session is alive, though, and every lease is
+    // about to be reported lost, so nobody would ever delete it: delete it now.
+    long current = currentSessionId();
     for (Map.Entry<Key, QueueEntry> e : entries.entrySet()) {
-      removeEntry(e.getKey(), e.getValue());
+      QueueEntry entry = e.getValue();
+      String node = entry.node;
+      if (node != null && current != 0 && entry.nodeSession == current) {
+        deleteInBackground(node);
+      }
+      removeEntry(e.getKey(), entry);
     }
     if (sink != null) {
       sink.sessionLost(detail);
@@ -1343,6 +1389,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   private void removeEntry(Key key, QueueEntry entry) {
+    entry.removed = true;
     entries.remove(key, entry);
     LeaseMark mark = entry.leaseMark;
     if (mark != null) {
@@ -1562,6 +1609,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   private static final class QueueEntry {
     volatile @Nullable String node;
+
+    /** The session that owns {@link #node} (its ephemeral owner), 0 while unknown. */
+    volatile long nodeSession;
+
+    /** Dropped from the entries (its session ended, or it was released or abandoned). */
+    volatile boolean removed;
+
     long czxid;
     int version;
     int holdCount;
@@ -1588,6 +1642,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     void forgetNode() {
       node = null;
+      nodeSession = 0;
       prefetch = null;
       localHolds = 0;
       watch = null;
