@@ -57,8 +57,9 @@ class FakeClockLeaseTest {
 
   @Test
   void theServerClockJudgesExpiryTheClientClockOnlyValidity() {
-    // The client's clock runs far ahead of the server's: the client stops trusting its lease, but
-    // the server still holds the lock, so a release frees it (owner-checked) instead of leaking it.
+    // The client's clock runs far ahead of the server's: the client stops trusting its lease (its
+    // release reports the loss and returns false), but the server still holds the lock, so the
+    // release frees it there (owner-checked, in the background) instead of leaking it.
     InMemoryLockBackend backend = new InMemoryLockBackend(() -> 0L);
     try (LockClient client =
             CoreLockClient.create(
@@ -70,11 +71,24 @@ class FakeClockLeaseTest {
               .lock("skew", LockOptions.defaults().withFixedLease(Duration.ofSeconds(10)))
               .tryAcquire()
               .orElseThrow();
+      java.util.List<io.dlock.LeaseLostEvent> lost =
+          new java.util.concurrent.CopyOnWriteArrayList<>();
+      lease.onLost(lost::add);
       now.addAndGet(Duration.ofHours(3).toNanos());
       assertThat(lease.isValid()).isFalse();
       assertThat(other.lock("skew").tryAcquire()).as("server: still held").isEmpty();
-      assertThat(lease.release()).isTrue();
-      assertThat(other.lock("skew").tryAcquire()).isPresent();
+      assertThat(lease.release()).isFalse();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(
+              () ->
+                  assertThat(lost)
+                      .singleElement()
+                      .extracting(io.dlock.LeaseLostEvent::reason)
+                      .isEqualTo(io.dlock.LeaseLostEvent.Reason.LEASE_ENDED));
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> other.lock("skew").tryAcquire().isPresent());
     }
   }
 }
