@@ -269,9 +269,10 @@ final class TortureRun {
             "-Xmx128m",
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
-            "-cp",
-            jar,
-            Worker.class.getName()));
+            "-Xlog:cds=off",
+            "-Xlog:cds+dynamic=off"));
+    command.addAll(classDataSharing());
+    command.addAll(List.of("-cp", jar, Worker.class.getName()));
     command.addAll(Worker.args(args, target.properties(settings.lease())));
     try {
       Process p =
@@ -280,9 +281,34 @@ final class TortureRun {
               .redirectOutput(dir.resolve(id + ".log").toFile())
               .start();
       workers.put(id, new WorkerProcess(id, p, proxies));
+      if (command.stream().anyMatch(c -> c.startsWith("-XX:ArchiveClassesAtExit="))) {
+        ARCHIVE_WRITERS.put(target.name(), p);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start worker " + id, e);
     }
+  }
+
+  /** Per backend: the worker that records the class-data archive, while it has none yet. */
+  private static final Map<String, Process> ARCHIVE_WRITERS = new java.util.HashMap<>();
+
+  /**
+   * Worker start-up costs more CPU than a short run's contention: the first worker of a backend
+   * records the classes it loads in a class-data archive when it exits, and later workers map it
+   * (AppCDS), starting about twice as fast. A writer killed before it exits leaves no archive, and
+   * the next worker records one instead.
+   */
+  private List<String> classDataSharing() {
+    Path archive = settings.directory().resolve(target.name() + "-worker.jsa");
+    if (Files.isRegularFile(archive)) {
+      return List.of("-XX:SharedArchiveFile=" + archive);
+    }
+    Process writer = ARCHIVE_WRITERS.get(target.name());
+    if (writer != null && writer.isAlive()) {
+      return List.of();
+    }
+    ARCHIVE_WRITERS.remove(target.name());
+    return List.of("-XX:ArchiveClassesAtExit=" + archive);
   }
 
   private static void signal(WorkerProcess w, String signal) {
