@@ -391,7 +391,7 @@ final class Checker {
     }
 
     int grants = holds.size();
-    if (grants < 5) {
+    if (grants < 3) {
       failures.add("only " + grants + " grant(s): the run proved nothing");
     }
     if (faultsInjected == 0 && scenario != Scenario.CALM && scenario != Scenario.CLOCK_OFFSET) {
