@@ -49,7 +49,7 @@ final class Checker {
     }
   }
 
-  RunResult check(String backend, int faultsInjected, Map<String, long[]> registerValues) {
+  RunResult check(String backend, int faultsInjected) {
     Scenario scenario = settings.scenario();
     List<Hold> holds = new ArrayList<>();
     Map<String, Hold> open = new HashMap<>(); // source|lock|token -> hold

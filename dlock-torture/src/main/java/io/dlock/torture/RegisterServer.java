@@ -90,19 +90,6 @@ final class RegisterServer implements AutoCloseable {
     }
   }
 
-  /** The final values, for the report: lock -> {unfenced, fenced}. */
-  Map<String, long[]> values() {
-    lock.lock();
-    try {
-      Map<String, long[]> out = new HashMap<>();
-      unfenced.forEach((k, v) -> out.computeIfAbsent(k, x -> new long[2])[0] = v[0]);
-      fenced.forEach((k, v) -> out.computeIfAbsent(k, x -> new long[2])[1] = v[0]);
-      return out;
-    } finally {
-      lock.unlock();
-    }
-  }
-
   private void acceptLoop() {
     while (!closed) {
       try {

@@ -92,7 +92,7 @@ final class TortureRun {
     }
     List<Event> history = EventLog.readAll(dir);
     return new Checker(settings, target.nextGrantBound(settings.lease()), history)
-        .check(target.name(), faultsInjected, registers.values());
+        .check(target.name(), faultsInjected);
   }
 
   private void injectOnce(Scenario scenario, LockClient probe, long end)

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,7 +48,7 @@ class CheckerTest {
     RunSettings settings =
         new RunSettings(
             "test", scenario, Duration.ofSeconds(30), 4, 2, Duration.ofSeconds(2), Path.of("."));
-    return new Checker(settings, Duration.ofMillis(3666), history).check("test", faults, Map.of());
+    return new Checker(settings, Duration.ofMillis(3666), history).check("test", faults);
   }
 
   @Test
@@ -255,10 +254,7 @@ class CheckerTest {
             2,
             Duration.ofSeconds(2),
             Path.of("."));
-    assertThat(
-            new Checker(settings, Duration.ofMillis(3666), history)
-                .check("test", 0, Map.of())
-                .failures())
+    assertThat(new Checker(settings, Duration.ofMillis(3666), history).check("test", 0).failures())
         .anyMatch(f -> f.contains("proved nothing"))
         .anyMatch(f -> f.contains("no fault was injected"));
   }
