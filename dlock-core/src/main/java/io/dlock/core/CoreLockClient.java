@@ -345,10 +345,10 @@ public final class CoreLockClient implements LockClient {
         AcquireResult result =
             BackendCalls.await(
                 answer, operationTimeoutNanos, "acquire '" + name + "'", backend.name());
-        if (result instanceof AcquireResult.Granted) {
+        if (result instanceof AcquireResult.Granted granted) {
           ReleaseResult released =
               BackendCalls.await(
-                  backend.release(name, owner),
+                  backend.release(name, owner, granted.fencingToken()),
                   operationTimeoutNanos,
                   "release abandoned grant of '" + name + "'",
                   backend.name());
@@ -363,22 +363,22 @@ public final class CoreLockClient implements LockClient {
     }
     answer.thenAccept(
         result -> {
-          if (result instanceof AcquireResult.Granted) {
-            undoGrant(name, owner);
+          if (result instanceof AcquireResult.Granted granted) {
+            undoGrant(name, owner, granted.fencingToken());
           }
         });
   }
 
   /** Releases a hold of a lost lease on the server, without blocking and without failing. */
-  void releaseQuietly(String name, String owner) {
-    undoGrant(name, owner);
+  void releaseQuietly(String name, String owner, long fencingToken) {
+    undoGrant(name, owner, fencingToken);
   }
 
   /** Releases a grant nobody will use, without blocking; wakes local waiters when it is freed. */
-  private void undoGrant(String name, String owner) {
+  private void undoGrant(String name, String owner, long fencingToken) {
     CompletableFuture<ReleaseResult> released;
     try {
-      released = backend.release(name, owner);
+      released = backend.release(name, owner, fencingToken);
     } catch (RuntimeException e) {
       released = CompletableFuture.failedFuture(e);
     }
@@ -406,7 +406,7 @@ public final class CoreLockClient implements LockClient {
     Grant fresh = new Grant(this, key, owner, granted.fencingToken(), lockOptions, sentAt);
     if (!fresh.isValid()) {
       // The answer took longer than the lease: the server may already have let it go.
-      undoGrant(name, owner);
+      undoGrant(name, owner, granted.fencingToken());
       throw new BackendUnavailableException(
           "The grant of lock '"
               + name
@@ -451,10 +451,10 @@ public final class CoreLockClient implements LockClient {
 
   // ---- release and bookkeeping ----------------------------------------------------------------
 
-  ReleaseResult releaseOnBackend(String name, String owner, Duration lease) {
+  ReleaseResult releaseOnBackend(String name, String owner, long fencingToken, Duration lease) {
     try {
       return BackendCalls.await(
-          backend.release(name, owner),
+          backend.release(name, owner, fencingToken),
           operationTimeoutNanos,
           "release '" + name + "'",
           backend.name());

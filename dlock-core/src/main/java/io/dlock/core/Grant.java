@@ -83,7 +83,7 @@ final class Grant {
   }
 
   HeldLease heldLease() {
-    return new HeldLease(key.lockName(), owner, options.leaseTime());
+    return new HeldLease(key.lockName(), owner, fencingToken, options.leaseTime());
   }
 
   String owner() {
@@ -300,14 +300,15 @@ final class Grant {
         // The server may still count this hold (a lease the client stopped trusting early, or an
         // owner id held on by another hold): drop it there too. Owner-checked, so it never
         // touches another holder's lock; best effort, since the lease is gone anyway.
-        client.releaseQuietly(key.lockName(), owner);
+        client.releaseQuietly(key.lockName(), owner, fencingToken);
       }
       return false;
     }
     if (left > 0 && !holdCountOnServer) {
       return true;
     }
-    ReleaseResult result = client.releaseOnBackend(key.lockName(), owner, options.leaseTime());
+    ReleaseResult result =
+        client.releaseOnBackend(key.lockName(), owner, fencingToken, options.leaseTime());
     switch (result) {
       case RELEASED:
         client.signalLocalWaiters(key.lockName());
@@ -322,6 +323,14 @@ final class Grant {
         return true;
       case NOT_HELD:
       default:
+        if (left > 0) {
+          // The server says this owner holds nothing: the holds still open share the lost grant.
+          markLost(
+              LeaseLostEvent.Reason.TAKEN_OVER,
+              "a release found the grant gone on the server while "
+                  + left
+                  + " hold(s) remained open");
+        }
         log.warn(
             "Release of lock '{}' (fencing token {}) did nothing: this owner no longer held it"
                 + " (its lease expired or it was taken over); the lock was left untouched",

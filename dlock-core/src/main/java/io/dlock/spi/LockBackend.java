@@ -37,13 +37,20 @@ public interface LockBackend extends AutoCloseable {
 
   /**
    * Lowers {@code owner}'s hold count and deletes the lock when it reaches zero, atomically and
-   * only if {@code owner} holds it; wakes the waiters when the lock is deleted.
+   * only if {@code owner} holds the grant with {@code fencingToken}; wakes the waiters when the
+   * lock is deleted.
+   *
+   * <p>The token matters for owner ids ({@code o:}): one owner id can be granted the same lock
+   * again (by another thread or process) after an earlier grant ended on the server behind its
+   * holders' backs. A late release of the earlier grant must answer {@link ReleaseResult#NOT_HELD}
+   * and leave the newer grant alone, so the server compares the grant's fencing token as well as
+   * its owner. (A {@code t:} owner is unique to one grant; comparing its token too is harmless.)
    */
-  CompletableFuture<ReleaseResult> release(String lockName, String owner);
+  CompletableFuture<ReleaseResult> release(String lockName, String owner, long fencingToken);
 
   /**
    * Extends the leases in one batch (one round trip where the backend allows), only where the owner
-   * still holds the lock.
+   * still holds the grant with the lease's fencing token (see {@link #release}).
    *
    * @return the leases that are gone: lock deleted or held by another owner
    */

@@ -425,7 +425,8 @@ public final class JdbcLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+  public CompletableFuture<ReleaseResult> release(
+      String lockName, String owner, long fencingToken) {
     HeldLocks held = heldLocks;
     if (held != null) {
       return run("release '" + lockName + "'", () -> held.release(lockName, owner));

@@ -152,7 +152,8 @@ public final class RedisLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+  public CompletableFuture<ReleaseResult> release(
+      String lockName, String owner, long fencingToken) {
     return releaseScript
         .<List<Object>>call(
             commands,

@@ -237,12 +237,13 @@ public final class RedlockLockBackend implements LockBackend {
   }
 
   private void releaseEverywhere(String lockName, String owner) {
-    onEveryMaster(m -> m.release(lockName, owner));
+    onEveryMaster(m -> m.release(lockName, owner, -1L)); // TODO(#14 item 1): per-master tokens
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
-    return onEveryMaster(m -> m.release(lockName, owner))
+  public CompletableFuture<ReleaseResult> release(
+      String lockName, String owner, long fencingToken) {
+    return onEveryMaster(m -> m.release(lockName, owner, fencingToken))
         .thenApply(
             answers -> {
               if (answers.stream().allMatch(a -> a == null)) {

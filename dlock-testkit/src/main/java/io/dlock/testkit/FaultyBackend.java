@@ -66,9 +66,10 @@ public class FaultyBackend extends ForwardingLockBackend {
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+  public CompletableFuture<ReleaseResult> release(
+      String lockName, String owner, long fencingToken) {
     releaseCalls.incrementAndGet();
-    return unlessCut(() -> super.release(lockName, owner));
+    return unlessCut(() -> super.release(lockName, owner, fencingToken));
   }
 
   @Override

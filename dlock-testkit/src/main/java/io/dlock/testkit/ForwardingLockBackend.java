@@ -35,8 +35,9 @@ public abstract class ForwardingLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
-    return delegate.release(lockName, owner);
+  public CompletableFuture<ReleaseResult> release(
+      String lockName, String owner, long fencingToken) {
+    return delegate.release(lockName, owner, fencingToken);
   }
 
   @Override

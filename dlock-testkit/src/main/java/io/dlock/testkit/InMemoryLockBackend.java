@@ -125,12 +125,12 @@ public final class InMemoryLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String name, String owner) {
+  public CompletableFuture<ReleaseResult> release(String name, String owner, long fencingToken) {
     ReleaseResult result;
     lock.lock();
     try {
       Entry e = live(name);
-      if (e == null || !e.owner.equals(owner)) {
+      if (e == null || !e.owner.equals(owner) || e.token != fencingToken) {
         result = ReleaseResult.NOT_HELD;
       } else if (e.holds > 1) {
         locks.put(name, new Entry(owner, e.holds - 1, e.token, e.expiresAt, e.holder));
@@ -155,7 +155,7 @@ public final class InMemoryLockBackend implements LockBackend {
     try {
       for (HeldLease held : leases) {
         Entry e = live(held.lockName());
-        if (e == null || !e.owner.equals(held.owner())) {
+        if (e == null || !e.owner.equals(held.owner()) || e.token != held.fencingToken()) {
           gone.add(held);
         } else {
           long renewed = serverClock.nanoTime() + held.lease().toNanos();

@@ -284,7 +284,9 @@ public abstract class LockContractTest {
     assertThat(stale.isValid()).as("the stale holder's lease ran out").isFalse();
     assertThat(stale.release()).as("late release of an expired lease").isFalse();
     try (LockBackend raw = newBackend()) {
-      assertThat(raw.release(lockName, "t:not-the-owner").get(10, TimeUnit.SECONDS))
+      assertThat(
+              raw.release(lockName, "t:not-the-owner", holder.fencingToken())
+                  .get(10, TimeUnit.SECONDS))
           .isEqualTo(ReleaseResult.NOT_HELD);
     }
     assertThat(newClient().lock(lockName).tryAcquire()).as("holder keeps the lock").isEmpty();
@@ -741,6 +743,97 @@ public abstract class LockContractTest {
     await()
         .atMost(millis(3000))
         .untilAsserted(() -> assertThat(stranger.lock(lockName).tryAcquire()).isPresent());
+  }
+
+  /**
+   * An owner id's grant ends on the server behind its holder's back (here a forced release; in
+   * production an expiry during a partition or a failover), and the same owner id is granted the
+   * lock again through another client. The first holder's late release must not touch the newer
+   * grant: the server checks the grant's fencing token, not only the owner.
+   */
+  @Test
+  void aLostOwnerIdGrantsReleaseNeverFreesANewerGrantOfTheSameOwnerId() {
+    String lockName = name("owner-regrant");
+    LockOptions chain = LockOptions.defaults().withOwnerId("order-" + UUID.randomUUID());
+    LockClient first = newClient();
+    assumeTrue(
+        lastBackend().sharesOwnerAcrossClients(),
+        "the backend's locks belong to one connection: owner ids re-enter within one client only");
+    LockClient second = newClient();
+    LockClient stranger = newClient();
+
+    Lease old =
+        first.lock(lockName, chain.withFixedLease(millis(30_000))).tryAcquire().orElseThrow();
+    deleteLockOnServer(lockName);
+    Lease newer = second.lock(lockName, chain).tryAcquire().orElseThrow();
+    assertThat(newer.fencingToken()).as("a new grant").isGreaterThan(old.fencingToken());
+
+    assertThat(old.release()).as("the old grant was not held any more").isFalse();
+    assertThat(newer.isValid()).isTrue();
+    assertThat(stranger.lock(lockName).tryAcquire())
+        .as("the newer grant of the same owner id still excludes everyone else")
+        .isEmpty();
+    assertThat(newer.release()).isTrue();
+    assertThat(stranger.lock(lockName).tryAcquire()).isPresent();
+  }
+
+  /**
+   * As above, for renewal: the first holder's renewal must find its grant gone (and tell it so),
+   * not extend the newer grant that carries the same owner id.
+   */
+  @Test
+  void aLostOwnerIdGrantsRenewalFindsItGoneThoughTheOwnerIdHoldsTheLockAgain() {
+    String lockName = name("owner-renew");
+    LockOptions chain = LockOptions.defaults().withOwnerId("order-" + UUID.randomUUID());
+    LockClient first = newClient();
+    assumeTrue(
+        lastBackend().sharesOwnerAcrossClients(),
+        "the backend's locks belong to one connection: owner ids re-enter within one client only");
+    LockClient second = newClient();
+    LockClient stranger = newClient();
+
+    Lease old =
+        first.lock(lockName, chain.withRenewedLease(millis(900))).tryAcquire().orElseThrow();
+    List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+    old.onLost(lost::add);
+    deleteLockOnServer(lockName);
+    Lease newer = second.lock(lockName, chain).tryAcquire().orElseThrow();
+    assertThat(newer.fencingToken()).isGreaterThan(old.fencingToken());
+
+    await().atMost(millis(3000)).until(() -> !lost.isEmpty());
+    assertThat(lost)
+        .singleElement()
+        .satisfies(e -> assertThat(e.fencingToken()).isEqualTo(old.fencingToken()));
+    assertThat(old.isValid()).isFalse();
+    assertThat(old.release()).isFalse();
+    assertThat(newer.isValid()).isTrue();
+    assertThat(stranger.lock(lockName).tryAcquire()).isEmpty();
+    assertThat(newer.release()).isTrue();
+  }
+
+  /**
+   * One client holds an owner id's grant twice; the grant ends on the server. Releasing one hold
+   * learns that the owner no longer holds the lock, so the other hold must stop reading valid.
+   */
+  @Test
+  void aReleaseThatFindsTheOwnerIdGrantGoneMarksTheRemainingHoldsLost() {
+    String lockName = name("owner-not-held");
+    LockOptions chain =
+        LockOptions.defaults()
+            .withOwnerId("order-" + UUID.randomUUID())
+            .withFixedLease(millis(30_000));
+    LockClient client = newClient();
+    Lease outer = client.lock(lockName, chain).tryAcquire().orElseThrow();
+    Lease inner = client.lock(lockName, chain).tryAcquire().orElseThrow();
+    List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+    outer.onLost(lost::add);
+    deleteLockOnServer(lockName);
+
+    assertThat(inner.release()).isFalse();
+    assertThat(outer.isValid()).as("the server said this owner holds nothing").isFalse();
+    await().atMost(millis(2000)).until(() -> lost.size() == 1);
+    assertThat(outer.release()).isFalse();
+    assertThat(newClient().lock(lockName).tryAcquire()).isPresent();
   }
 
   @Test

@@ -38,7 +38,7 @@ class InMemoryLockContractTest extends LockContractTest {
       }
 
       @Override
-      public CompletableFuture<ReleaseResult> release(String n, String o) {
+      public CompletableFuture<ReleaseResult> release(String n, String o, long t) {
         return down();
       }
 

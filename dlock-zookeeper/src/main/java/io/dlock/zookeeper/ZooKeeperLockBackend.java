@@ -617,7 +617,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
   // ---- release, abandon -----------------------------------------------------------------------
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String lockName, String owner) {
+  public CompletableFuture<ReleaseResult> release(
+      String lockName, String owner, long fencingToken) {
     Key key = new Key(lockName, owner);
     return submitAsync(key, "release '" + lockName + "'", true, () -> releaseFast(key));
   }
