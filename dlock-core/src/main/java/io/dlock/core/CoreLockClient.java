@@ -14,7 +14,6 @@ import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
-import io.dlock.spi.BackendEvents;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
@@ -54,6 +53,7 @@ public final class CoreLockClient implements LockClient {
   private final ExecutorService events;
   private final ExecutorService asyncAcquirers;
   private final LeaseRenewer renewer;
+  private final SessionEvents sessionEvents;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /** The holder's remaining lease seen by this thread's last failed attempt. */
@@ -73,37 +73,8 @@ public final class CoreLockClient implements LockClient {
     this.asyncAcquirers = AsyncExecutors.create("dlock-" + id + "-acquire");
     this.waiters = new ReleaseWaiters(backend);
     this.renewer = new LeaseRenewer(backend, clock, options.operationTimeout(), scheduler);
-    backend.bindEvents(new SessionEvents());
-  }
-
-  /** Applies a backend's session events to the grants of this client. */
-  private final class SessionEvents implements BackendEvents {
-    @Override
-    public void leaseLost(String lockName, String owner, String detail) {
-      for (Grant grant : grants.values()) {
-        if (grant.lockName().equals(lockName) && grant.owner().equals(owner)) {
-          grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, detail);
-        }
-      }
-    }
-
-    @Override
-    public void connectionSuspended(String detail) {
-      log.warn("The {} backend's connection is suspended: {}", backend.name(), detail);
-      grants.values().forEach(Grant::suspend);
-    }
-
-    @Override
-    public void connectionRestored() {
-      grants.values().forEach(Grant::restore);
-    }
-
-    @Override
-    public void sessionLost(String detail) {
-      for (Grant grant : grants.values()) {
-        grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, detail);
-      }
-    }
+    this.sessionEvents = new SessionEvents(backend.name(), grants.values());
+    backend.bindEvents(sessionEvents);
   }
 
   /** A client over {@code backend}; closing the client closes the backend. */
@@ -301,22 +272,59 @@ public final class CoreLockClient implements LockClient {
     if (timeout <= 0) {
       throw timeout(name, 0);
     }
-    long sentAt = clock.nanoTime();
-    CompletableFuture<AcquireResult> answer;
+    SessionEvents.Request request = sessionEvents.sending(name, owner);
+    boolean registering = false;
     try {
-      answer = backend.tryAcquire(name, owner, lockOptions.leaseTime());
-    } catch (RuntimeException e) {
-      throw BackendCalls.translate(e, "acquire '" + name + "'", backend.name());
+      long sentAt = clock.nanoTime();
+      CompletableFuture<AcquireResult> answer;
+      try {
+        answer = backend.tryAcquire(name, owner, lockOptions.leaseTime());
+      } catch (RuntimeException e) {
+        throw BackendCalls.translate(e, "acquire '" + name + "'", backend.name());
+      }
+      AcquireResult result = awaitAnswer(answer, name, owner, timeout, deadline, single);
+      if (result instanceof AcquireResult.Granted granted) {
+        lastHolderRemaining.remove();
+        registering = true;
+        Lease lease = register(key, owner, lockOptions, granted, sentAt, request);
+        if (lease != null) {
+          return lease;
+        }
+        // The session was lost while the request was in flight: the grant was undone.
+        if (single) {
+          throw new BackendUnavailableException(
+              "The "
+                  + backend.name()
+                  + " backend's session was lost while acquiring lock '"
+                  + name
+                  + "'; nothing is held");
+        }
+        lastHolderRemaining.set(Duration.ZERO); // try again at once, in the new session
+        return null;
+      }
+      lastHolderRemaining.set(((AcquireResult.Held) result).holderRemaining());
+      return null;
+    } finally {
+      if (!registering) {
+        sessionEvents.ended(request);
+      }
     }
-    AcquireResult result;
+  }
+
+  private AcquireResult awaitAnswer(
+      CompletableFuture<AcquireResult> answer,
+      String name,
+      String owner,
+      long timeout,
+      Deadline deadline,
+      boolean single) {
     try {
-      result =
-          single
-              // One attempt without waiting (tryAcquire, Lock.tryLock) ignores interrupts, as
-              // Lock.tryLock() does; the interrupt flag stays as it was.
-              ? BackendCalls.await(answer, timeout, "acquire '" + name + "'", backend.name())
-              : BackendCalls.awaitInterruptibly(
-                  answer, timeout, "acquire '" + name + "'", backend.name());
+      return single
+          // One attempt without waiting (tryAcquire, Lock.tryLock) ignores interrupts, as
+          // Lock.tryLock() does; the interrupt flag stays as it was.
+          ? BackendCalls.await(answer, timeout, "acquire '" + name + "'", backend.name())
+          : BackendCalls.awaitInterruptibly(
+              answer, timeout, "acquire '" + name + "'", backend.name());
     } catch (InterruptedException e) {
       // Wait for the answer we already asked for, so that nothing stays held when we throw.
       settleAbandoned(answer, name, owner, true);
@@ -330,12 +338,6 @@ public final class CoreLockClient implements LockClient {
       }
       throw e;
     }
-    if (result instanceof AcquireResult.Granted granted) {
-      lastHolderRemaining.remove();
-      return register(key, owner, lockOptions, granted, sentAt);
-    }
-    lastHolderRemaining.set(((AcquireResult.Held) result).holderRemaining());
-    return null;
   }
 
   private void settleAbandoned(
@@ -396,7 +398,35 @@ public final class CoreLockClient implements LockClient {
         });
   }
 
-  private Lease register(
+  /**
+   * Registers a grant, then applies the session events its request saw in flight.
+   *
+   * @return the lease, or null if the session was lost while the request was in flight (the grant
+   *     is then released again: it may belong to a session that no longer exists)
+   */
+  private @Nullable Lease register(
+      GrantKey key,
+      String owner,
+      LockOptions lockOptions,
+      AcquireResult.Granted granted,
+      long sentAt,
+      SessionEvents.Request request) {
+    LeaseHandle handle;
+    try {
+      handle = registerGrant(key, owner, lockOptions, granted, sentAt);
+    } catch (RuntimeException e) {
+      sessionEvents.ended(request);
+      throw e;
+    }
+    Grant grant = handle.grant();
+    if (sessionEvents.registered(request, grant)) {
+      return handle;
+    }
+    handle.release(); // the grant is lost: frees this hold on the server, owner- and token-checked
+    return null;
+  }
+
+  private LeaseHandle registerGrant(
       GrantKey key,
       String owner,
       LockOptions lockOptions,

@@ -146,6 +146,15 @@ final class Grant {
     return state == LeaseState.VALID && validUntilNanos - client.clock().nanoTime() > 0;
   }
 
+  /**
+   * Whether the grant is lost or released: a state it never leaves. Such a grant is never renewed
+   * again.
+   */
+  boolean hasEnded() {
+    LeaseState s = state;
+    return s == LeaseState.LOST || s == LeaseState.RELEASED;
+  }
+
   LeaseState state() {
     LeaseState s = state;
     if ((s == LeaseState.VALID || s == LeaseState.UNCERTAIN)

@@ -27,6 +27,10 @@ final class LeaseHandle implements Lease {
     this.grant = grant;
   }
 
+  Grant grant() {
+    return grant;
+  }
+
   private boolean isReleased() {
     return released == 1;
   }

@@ -56,8 +56,18 @@ final class LeaseRenewer {
     this.scheduler = scheduler;
   }
 
+  /**
+   * Watches {@code grant}, unless it has already ended: a grant marked lost before it was added (a
+   * session event racing with its registration) would otherwise stay here for good, renewed by
+   * nobody's wish and counted as held. {@link Grant#markLost} sets the state before it removes the
+   * grant from here, so whichever of the two runs second removes it.
+   */
   void add(Grant grant) {
     grants.add(grant);
+    if (grant.hasEnded()) {
+      grants.remove(grant);
+      return;
+    }
     scheduleNoLaterThan(dueAt(grant));
   }
 
@@ -122,6 +132,10 @@ final class LeaseRenewer {
     List<Grant> due = new ArrayList<>();
     long earliestEnd = Long.MAX_VALUE;
     for (Grant grant : grants) {
+      if (grant.hasEnded()) {
+        grants.remove(grant); // never renew an ended grant, whoever forgot to remove it
+        continue;
+      }
       long end = grant.validUntilNanos();
       if (end - now > 0 && (earliestEnd == Long.MAX_VALUE || end - earliestEnd < 0)) {
         earliestEnd = end;

@@ -2,6 +2,7 @@ package io.dlock.testkit;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
@@ -11,18 +12,25 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A backend wrapper that can be cut off: while cut, every call fails as if the network to the
  * server were gone, so the client cannot renew, release or acquire. Cutting a client that holds
- * locks is how the suite simulates a holder that dies without releasing. It also counts calls.
+ * locks is how the suite simulates a holder that dies without releasing. It also counts calls, and
+ * can fire a session event at the moment the server grants, before the core hears of the grant.
  */
 public class FaultyBackend extends ForwardingLockBackend {
   private volatile boolean cut;
   private final AtomicInteger acquireCalls = new AtomicInteger();
   private final AtomicInteger releaseCalls = new AtomicInteger();
   private final AtomicInteger renewCalls = new AtomicInteger();
+  private final AtomicReference<@Nullable Consumer<BackendEvents>> afterNextGrant =
+      new AtomicReference<>();
+  private volatile @Nullable BackendEvents events;
 
   public FaultyBackend(LockBackend delegate) {
     super(delegate);
@@ -36,6 +44,29 @@ public class FaultyBackend extends ForwardingLockBackend {
   /** Calls go through again. */
   public void restore() {
     cut = false;
+  }
+
+  /**
+   * Fires {@code event} on the core's session-event sink right after the server grants the next
+   * acquisition, before the answer reaches the core: a session change racing with a grant.
+   */
+  public void onNextGrant(Consumer<BackendEvents> event) {
+    afterNextGrant.set(event);
+  }
+
+  /** The core's session-event sink, to fire events as the backend would. */
+  public BackendEvents events() {
+    BackendEvents sink = events;
+    if (sink == null) {
+      throw new IllegalStateException("no client has bound this backend yet");
+    }
+    return sink;
+  }
+
+  @Override
+  public void bindEvents(BackendEvents sink) {
+    events = sink;
+    super.bindEvents(sink);
   }
 
   public int acquireCalls() {
@@ -62,7 +93,17 @@ public class FaultyBackend extends ForwardingLockBackend {
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
     acquireCalls.incrementAndGet();
-    return unlessCut(() -> super.tryAcquire(lockName, owner, lease));
+    return unlessCut(() -> super.tryAcquire(lockName, owner, lease))
+        .thenApply(
+            answer -> {
+              if (answer instanceof AcquireResult.Granted) {
+                Consumer<BackendEvents> event = afterNextGrant.getAndSet(null);
+                if (event != null) {
+                  event.accept(events());
+                }
+              }
+              return answer;
+            });
   }
 
   @Override

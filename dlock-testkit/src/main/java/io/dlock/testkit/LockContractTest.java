@@ -836,6 +836,40 @@ public abstract class LockContractTest {
     assertThat(newClient().lock(lockName).tryAcquire()).isPresent();
   }
 
+  /**
+   * The session ends after the server granted but before the core registered the grant (the
+   * backend's session event and its answer race). The core must apply the event to the grant in
+   * flight: nothing is handed out, the grant is released on the server, a waiting acquisition tries
+   * again, and no lost grant stays in the renewer.
+   */
+  @Test
+  void aSessionLossWhileAGrantIsInFlightLeavesNothingHeld() {
+    LockClient client = newClient();
+    FaultyBackend backend = lastBackend();
+    LockClient other = newClient();
+    String lockName = name("in-flight");
+
+    backend.onNextGrant(events -> events.sessionLost("test: session lost in flight"));
+    assertThatThrownBy(() -> client.lock(lockName).tryAcquire())
+        .isInstanceOf(BackendUnavailableException.class);
+    assertThat(client.heldLeases()).isEmpty();
+    assertThat(((CoreLockClient) client).renewedLeaseCount()).isZero();
+    await()
+        .atMost(millis(3000))
+        .untilAsserted(
+            () -> {
+              Optional<Lease> free = other.lock(lockName).tryAcquire();
+              assertThat(free).as("the grant made in flight was released").isPresent();
+              free.get().release();
+            });
+
+    backend.onNextGrant(events -> events.sessionLost("test: session lost in flight"));
+    Lease lease = client.lock(lockName).acquire(millis(5000));
+    assertThat(lease.isValid()).isTrue();
+    assertThat(other.lock(lockName).tryAcquire()).isEmpty();
+    assertThat(lease.release()).isTrue();
+  }
+
   @Test
   void aWaiterLeavingAroundAReleaseNeverSwallowsIt() throws Exception {
     LockClient holder = newClient();

@@ -1,45 +1,91 @@
 package io.dlock.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockOptions;
 import io.dlock.core.CoreLockClient;
-import io.dlock.spi.BackendEvents;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** Session events from a backend turn leases uncertain, valid again, or lost (exactly once). */
 class SessionEventsTest {
 
-  private final AtomicReference<BackendEvents> events = new AtomicReference<>();
+  private final InMemoryLockBackend memory = new InMemoryLockBackend();
+  private final FaultyBackend backend = new FaultyBackend(memory);
 
   private LockClient client() {
-    InMemoryLockBackend memory = new InMemoryLockBackend();
-    FaultyBackend backend =
-        new FaultyBackend(memory) {
-          @Override
-          public void bindEvents(BackendEvents sink) {
-            events.set(sink);
-          }
-        };
     return CoreLockClient.create(backend, LockClientOptions.defaults());
+  }
+
+  private boolean freeOnTheServer(String name) {
+    try (LockClient other =
+        CoreLockClient.create(memory.sharedView(), LockClientOptions.defaults())) {
+      return other.lock(name).tryAcquire().map(Lease::release).orElse(false);
+    }
+  }
+
+  @Test
+  void aSuspensionWhileTheGrantIsInFlightLeavesTheNewLeaseUncertain() {
+    try (LockClient client = client()) {
+      backend.onNextGrant(sink -> sink.connectionSuspended("test"));
+      Lease lease = client.lock("in-flight-suspended").tryAcquire().orElseThrow();
+      assertThat(lease.state()).isEqualTo(LeaseState.UNCERTAIN);
+      assertThat(lease.isValid()).isFalse();
+      backend.events().connectionRestored();
+      assertThat(lease.state()).isEqualTo(LeaseState.VALID);
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  @Test
+  void aSessionLossWhileTheGrantIsInFlightHoldsNothingAndAWaitingAcquireTriesAgain() {
+    try (LockClient client = client()) {
+      backend.onNextGrant(sink -> sink.sessionLost("session expired"));
+      assertThatThrownBy(() -> client.lock("in-flight-lost").tryAcquire())
+          .isInstanceOf(BackendUnavailableException.class)
+          .hasMessageContaining("nothing is held");
+      assertThat(client.heldLeases()).isEmpty();
+      await().atMost(Duration.ofSeconds(5)).until(() -> freeOnTheServer("in-flight-lost"));
+
+      backend.onNextGrant(sink -> sink.sessionLost("session expired"));
+      Lease lease = client.lock("in-flight-lost").acquire(Duration.ofSeconds(5));
+      assertThat(lease.isValid()).as("granted again, in the new session").isTrue();
+      assertThat(client.heldLeases()).hasSize(1);
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  @Test
+  void aLeaseLossWhileTheGrantIsInFlightHoldsNothing() {
+    try (LockClient client = client()) {
+      String owner = "o:request-1";
+      backend.onNextGrant(sink -> sink.leaseLost("in-flight-node", owner, "node deleted"));
+      LockOptions chain = LockOptions.defaults().withOwnerId("request-1");
+      assertThatThrownBy(() -> client.lock("in-flight-node", chain).tryAcquire())
+          .isInstanceOf(BackendUnavailableException.class);
+      assertThat(((CoreLockClient) client).renewedLeaseCount()).isZero();
+      await().atMost(Duration.ofSeconds(5)).until(() -> freeOnTheServer("in-flight-node"));
+    }
   }
 
   @Test
   void suspensionMakesLeasesUncertainAndRestorationValidAgain() {
     try (LockClient client = client()) {
       Lease lease = client.lock("session").tryAcquire().orElseThrow();
-      events.get().connectionSuspended("test");
+      backend.events().connectionSuspended("test");
       assertThat(lease.state()).isEqualTo(LeaseState.UNCERTAIN);
       assertThat(lease.isValid()).isFalse();
-      events.get().connectionRestored();
+      backend.events().connectionRestored();
       assertThat(lease.state()).isEqualTo(LeaseState.VALID);
       assertThat(lease.release()).isTrue();
     }
@@ -53,9 +99,9 @@ class SessionEventsTest {
       List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
       a.onLost(lost::add);
       b.onLost(lost::add);
-      events.get().connectionSuspended("test");
-      events.get().sessionLost("session expired");
-      events.get().sessionLost("again");
+      backend.events().connectionSuspended("test");
+      backend.events().sessionLost("session expired");
+      backend.events().sessionLost("again");
       await().until(() -> lost.size() == 2);
       assertThat(lost).allMatch(e -> e.reason() == LeaseLostEvent.Reason.SESSION_LOST);
       assertThat(a.state()).isEqualTo(LeaseState.LOST);
