@@ -133,7 +133,7 @@ public final class RedisLockBackend implements LockBackend {
               if (acked >= replicas) {
                 return CompletableFuture.completedFuture(result);
               }
-              return release(lockName, owner)
+              return release(lockName, owner, ((AcquireResult.Granted) result).fencingToken())
                   .handle(
                       (released, error) -> {
                         throw new CompletionException(
