@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import io.dlock.testkit.net.TcpProxy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.dlock.torture;
+package io.dlock.testkit.net;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *       partition long enough for the peers to give up would; clients reconnect through the proxy.
  * </ul>
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
   private final ServerSocket listener;
   private final InetSocketAddress target;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
@@ -38,8 +38,10 @@ final class TcpProxy implements AutoCloseable {
   private volatile boolean cut;
   private volatile long delayNanos;
   private volatile boolean closed;
+  private final java.util.concurrent.atomic.AtomicBoolean dropNextReply =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
-  TcpProxy(InetSocketAddress target) {
+  public TcpProxy(InetSocketAddress target) {
     this.target = target;
     try {
       listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -51,19 +53,28 @@ final class TcpProxy implements AutoCloseable {
     acceptor.start();
   }
 
-  int port() {
+  public int port() {
     return listener.getLocalPort();
   }
 
-  void delay(long millis) {
+  public void delay(long millis) {
     delayNanos = TimeUnit.MILLISECONDS.toNanos(millis);
   }
 
-  void cut() {
+  /**
+   * Loses the server's next answer: the next bytes from the server toward a client are discarded
+   * and that connection is reset (both ends), as a crash of the network path just after the server
+   * acted would. The request reached the server; the client never learns its outcome.
+   */
+  public void dropNextReply() {
+    dropNextReply.set(true);
+  }
+
+  public void cut() {
     cut = true;
   }
 
-  void heal() {
+  public void heal() {
     if (!cut) {
       return; // nothing to heal: leave healthy connections alone
     }
@@ -99,13 +110,13 @@ final class TcpProxy implements AutoCloseable {
       }
       sockets.add(client);
       sockets.add(server);
-      pump(client, server);
-      pump(server, client);
+      pump(client, server, false);
+      pump(server, client, true);
     }
   }
 
   /** Copies one direction: a reader thread queues chunks, a writer thread passes them on. */
-  private void pump(Socket from, Socket to) {
+  private void pump(Socket from, Socket to, boolean towardClient) {
     LinkedBlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
     Thread reader =
         new Thread(
@@ -138,6 +149,11 @@ final class TcpProxy implements AutoCloseable {
                     TimeUnit.NANOSECONDS.sleep(wait); // the injected latency itself
                   }
                   awaitGate();
+                  if (towardClient && dropNextReply.compareAndSet(true, false)) {
+                    reset(to);
+                    reset(from);
+                    break;
+                  }
                   out.write(chunk.bytes);
                 }
               } catch (IOException | InterruptedException e) {
@@ -165,6 +181,16 @@ final class TcpProxy implements AutoCloseable {
     } finally {
       gateLock.unlock();
     }
+  }
+
+  /** Closes with an RST instead of a FIN, as a dead peer's network stack would answer. */
+  private void reset(Socket s) {
+    try {
+      s.setSoLinger(true, 0);
+    } catch (IOException e) {
+      // closed already
+    }
+    closeQuietly(s);
   }
 
   private void closeQuietly(Socket s) {
