@@ -44,6 +44,7 @@ public final class RedisLockBackend implements LockBackend {
   private final LuaScript renewScript;
   private final LuaScript forceReleaseScript;
   private final LuaScript raiseFenceScript;
+  private final LuaScript undoAcquireScript;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -65,6 +66,7 @@ public final class RedisLockBackend implements LockBackend {
     this.renewScript = LuaScript.load("renew.lua", commands);
     this.forceReleaseScript = LuaScript.load("force-release.lua", commands);
     this.raiseFenceScript = LuaScript.load("raise-fence.lua", commands);
+    this.undoAcquireScript = LuaScript.load("undo-acquire.lua", commands);
   }
 
   /**
@@ -89,13 +91,32 @@ public final class RedisLockBackend implements LockBackend {
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
+    String request = RequestIds.next();
+    long sent = System.nanoTime();
+    return acquire(lockName, owner, lease, request)
+        .whenComplete(
+            (result, error) -> {
+              if (error != null) {
+                UnansweredAcquireUndo.start(
+                    lockName, lease, sent, () -> undoAcquire(lockName, owner, request));
+              }
+            })
+        .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
+  }
+
+  /**
+   * One acquire script call with the given request id; the caller takes back a grant whose answer
+   * it does not get ({@link #undoAcquire}).
+   */
+  CompletableFuture<AcquireResult> acquire(
+      String lockName, String owner, Duration lease, String request) {
     return acquireScript
         .<List<Object>>call(
             commands,
             new String[] {keys.lock(lockName), keys.fence(lockName)},
             owner,
             leaseMillis(lease),
-            RequestIds.next(),
+            request,
             Long.toString(System.currentTimeMillis()),
             HolderDescription.of(owner))
         .handle(
@@ -110,8 +131,31 @@ public final class RedisLockBackend implements LockBackend {
               }
               long pttl = (Long) reply.get(1);
               return new AcquireResult.Held(pttl >= 0 ? Duration.ofMillis(pttl) : null);
-            })
-        .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
+            });
+  }
+
+  /**
+   * Takes back the hold that acquire request {@code request} added, if that request was the last
+   * to change the lock (see {@code undo-acquire.lua}).
+   *
+   * @return true if a hold was taken back
+   */
+  CompletableFuture<Boolean> undoAcquire(String lockName, String owner, String request) {
+    return undoAcquireScript
+        .<List<Object>>call(
+            commands,
+            new String[] {keys.lock(lockName)},
+            owner,
+            request,
+            keys.releaseChannel(lockName),
+            RequestIds.next())
+        .handle(
+            (reply, error) -> {
+              if (error != null) {
+                throw unavailable("undo an acquisition of '" + lockName + "'", error);
+              }
+              return ((Long) reply.get(0)) == 1L;
+            });
   }
 
   /**
@@ -160,7 +204,8 @@ public final class RedisLockBackend implements LockBackend {
             new String[] {keys.lock(lockName)},
             owner,
             keys.releaseChannel(lockName),
-            RequestIds.next())
+            RequestIds.next(),
+            Long.toString(fencingToken))
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -222,12 +267,13 @@ public final class RedisLockBackend implements LockBackend {
 
   private CompletableFuture<Set<HeldLease>> renewInOneCall(List<HeldLease> leases) {
     String[] lockKeys = new String[leases.size()];
-    String[] args = new String[leases.size() * 2];
+    String[] args = new String[leases.size() * 3];
     for (int i = 0; i < leases.size(); i++) {
       HeldLease lease = leases.get(i);
       lockKeys[i] = keys.lock(lease.lockName());
-      args[2 * i] = lease.owner();
-      args[2 * i + 1] = leaseMillis(lease.lease());
+      args[3 * i] = lease.owner();
+      args[3 * i + 1] = Long.toString(lease.fencingToken());
+      args[3 * i + 2] = leaseMillis(lease.lease());
     }
     return renewScript
         .<List<Object>>call(commands, lockKeys, args)

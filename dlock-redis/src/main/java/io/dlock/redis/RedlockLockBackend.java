@@ -17,9 +17,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -42,25 +42,37 @@ import org.slf4j.LoggerFactory;
  *       and lost otherwise.
  * </ul>
  *
- * Masters that cannot be reached at start-up are connected later, in the background.
+ * Masters that cannot be reached at start-up are connected later, in the background ({@link
+ * RedlockMaster}). A grant that fails, or a master that answers too late, is taken back by the
+ * acquire's request id ({@code undo-acquire.lua}), never by owner alone.
  */
 public final class RedlockLockBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedlockLockBackend.class);
-  private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final RedlockSettings settings;
-  private final List<Master> masters = new ArrayList<>();
+  private final List<RedlockMaster> masters = new ArrayList<>();
+  private final ExecutorService connector;
   private final int quorum;
 
   private RedlockLockBackend(RedlockSettings settings) {
     this.settings = settings;
     this.quorum = settings.quorum();
+    this.connector =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "dlock-redlock-connect");
+              t.setDaemon(true);
+              return t;
+            });
     for (String uri : settings.uris()) {
-      masters.add(new Master(uri));
+      masters.add(new RedlockMaster(uri, settings, connector));
     }
-    long up = masters.stream().filter(m -> m.connect() != null).count();
+    // All masters at once: a dead one costs its connect timeout once, not once per master.
+    List<CompletableFuture<Boolean>> attempts =
+        masters.stream().map(RedlockMaster::connectInBackground).toList();
+    long up = attempts.stream().filter(CompletableFuture::join).count();
     if (up < quorum) {
-      masters.forEach(Master::close);
+      close();
       throw new BackendUnavailableException(
           "Only "
               + up
@@ -85,69 +97,11 @@ public final class RedlockLockBackend implements LockBackend {
     return "redlock";
   }
 
-  /** One master; connected lazily so that a master down at start-up can join later. */
-  private final class Master {
-    final String uri;
-    final AtomicReference<@Nullable RedisLockBackend> backend = new AtomicReference<>();
-    final AtomicLong lastAttempt = new AtomicLong(System.nanoTime() - RECONNECT_INTERVAL_NANOS);
-
-    Master(String uri) {
-      this.uri = uri;
-    }
-
-    @Nullable RedisLockBackend connect() {
-      RedisLockBackend current = backend.get();
-      if (current != null) {
-        return current;
-      }
-      long now = System.nanoTime();
-      long last = lastAttempt.get();
-      if (now - last < RECONNECT_INTERVAL_NANOS || !lastAttempt.compareAndSet(last, now)) {
-        return null;
-      }
-      try {
-        RedisLockBackend connected =
-            RedisLockBackend.connect(
-                RedisLockSettings.of(uri)
-                    .withKeyPrefix(settings.keyPrefix())
-                    .withCommandTimeout(settings.nodeTimeout().multipliedBy(4).plusMillis(100)));
-        if (!backend.compareAndSet(null, connected)) {
-          connected.close();
-        }
-        return backend.get();
-      } catch (RuntimeException e) {
-        log.warn("Redis master {} unreachable: {}", RedisLockSettings.redact(uri), e.getMessage());
-        return null;
-      }
-    }
-
-    <T> CompletableFuture<T> call(Function<RedisLockBackend, CompletableFuture<T>> call) {
-      RedisLockBackend node = connect();
-      if (node == null) {
-        return CompletableFuture.failedFuture(
-            new BackendUnavailableException(
-                "Redis master " + RedisLockSettings.redact(uri) + " is not connected"));
-      }
-      try {
-        return call.apply(node).orTimeout(settings.nodeTimeout().toNanos(), TimeUnit.NANOSECONDS);
-      } catch (RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    }
-
-    void close() {
-      RedisLockBackend node = backend.getAndSet(null);
-      if (node != null) {
-        node.close();
-      }
-    }
-  }
-
   /** Every master's answer: a value, or null where the master failed or was too slow. */
   private <T> CompletableFuture<List<@Nullable T>> onEveryMaster(
       Function<RedisLockBackend, CompletableFuture<T>> call) {
     List<CompletableFuture<@Nullable T>> answers = new ArrayList<>();
-    for (Master master : masters) {
+    for (RedlockMaster master : masters) {
       answers.add(master.call(call).handle((value, error) -> error == null ? value : null));
     }
     return CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
@@ -158,7 +112,10 @@ public final class RedlockLockBackend implements LockBackend {
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
     long start = System.nanoTime();
-    return onEveryMaster(m -> m.tryAcquire(lockName, owner, lease))
+    // One request id on every master, so that the grant can be taken back exactly, master by
+    // master, whatever each answered (or did not answer) in time.
+    String request = RequestIds.next();
+    return onEveryMaster(m -> m.acquire(lockName, owner, lease, request))
         .thenCompose(
             answers -> {
               List<Integer> granted = new ArrayList<>();
@@ -183,7 +140,7 @@ public final class RedlockLockBackend implements LockBackend {
                 }
               }
               if (granted.size() < quorum) {
-                releaseEverywhere(lockName, owner);
+                undoEverywhere(lockName, owner, lease, start, request, answers.size());
                 if (failed > masters.size() - quorum) {
                   throw new CompletionException(
                       new BackendUnavailableException(
@@ -197,6 +154,8 @@ public final class RedlockLockBackend implements LockBackend {
                 return CompletableFuture.completedFuture(
                     (AcquireResult) new AcquireResult.Held(holderRemaining));
               }
+              // A master that did not answer in time may still grant later: take that back.
+              undoWhereNotGranted(lockName, owner, lease, start, request, answers);
               long combined = token;
               int finalHolds = holds;
               return agreeOnToken(lockName, owner, combined, granted)
@@ -213,7 +172,7 @@ public final class RedlockLockBackend implements LockBackend {
                               agreed,
                               masters.size(),
                               TimeUnit.NANOSECONDS.toMillis(validityNanos));
-                          releaseEverywhere(lockName, owner);
+                          undoEverywhere(lockName, owner, lease, start, request, answers.size());
                           return (AcquireResult) new AcquireResult.Held(null);
                         }
                         return new AcquireResult.Granted(combined, finalHolds);
@@ -236,8 +195,40 @@ public final class RedlockLockBackend implements LockBackend {
         .thenApply(done -> (int) acks.stream().filter(CompletableFuture::join).count());
   }
 
-  private void releaseEverywhere(String lockName, String owner) {
-    onEveryMaster(m -> m.release(lockName, owner, -1L)); // TODO(#14 item 1): per-master tokens
+  private void undoEverywhere(
+      String lockName, String owner, Duration lease, long start, String request, int count) {
+    for (int i = 0; i < count; i++) {
+      undoOn(masters.get(i), lockName, owner, lease, start, request);
+    }
+  }
+
+  private void undoWhereNotGranted(
+      String lockName,
+      String owner,
+      Duration lease,
+      long start,
+      String request,
+      List<@Nullable AcquireResult> answers) {
+    for (int i = 0; i < answers.size(); i++) {
+      if (answers.get(i) == null) {
+        undoOn(masters.get(i), lockName, owner, lease, start, request);
+      }
+    }
+  }
+
+  /**
+   * Takes back this request's hold on one master, exactly (by request id, never another grant's
+   * hold), retrying until the master answers or the lease has ended there on its own.
+   */
+  private static void undoOn(
+      RedlockMaster master,
+      String lockName,
+      String owner,
+      Duration lease,
+      long start,
+      String request) {
+    UnansweredAcquireUndo.start(
+        lockName, lease, start, () -> master.call(m -> m.undoAcquire(lockName, owner, request)));
   }
 
   @Override
@@ -340,6 +331,7 @@ public final class RedlockLockBackend implements LockBackend {
 
   @Override
   public void close() {
-    masters.forEach(Master::close);
+    masters.forEach(RedlockMaster::close);
+    connector.shutdownNow();
   }
 }

@@ -22,6 +22,7 @@ class RedisScriptReplayTest {
   private RedisAsyncCommands<String, String> redis;
   private LuaScript acquire;
   private LuaScript release;
+  private LuaScript undo;
   private final RedisKeys keys = new RedisKeys("replay:");
   private final String name = "replay-" + UUID.randomUUID();
 
@@ -32,6 +33,7 @@ class RedisScriptReplayTest {
     redis = connection.async();
     acquire = LuaScript.load("acquire.lua", redis);
     release = LuaScript.load("release.lua", redis);
+    undo = LuaScript.load("undo-acquire.lua", redis);
   }
 
   @AfterEach
@@ -54,10 +56,32 @@ class RedisScriptReplayTest {
   }
 
   private long release(String owner, String request) throws Exception {
+    return release(owner, request, 1L);
+  }
+
+  private long release(String owner, String request, long token) throws Exception {
     List<Object> reply =
         release
             .<List<Object>>call(
-                redis, new String[] {keys.lock(name)}, owner, keys.releaseChannel(name), request)
+                redis,
+                new String[] {keys.lock(name)},
+                owner,
+                keys.releaseChannel(name),
+                request,
+                Long.toString(token))
+            .get(5, TimeUnit.SECONDS);
+    return (Long) reply.get(0);
+  }
+
+  private long undo(String owner, String acquireRequest) throws Exception {
+    List<Object> reply =
+        undo.<List<Object>>call(
+                redis,
+                new String[] {keys.lock(name)},
+                owner,
+                acquireRequest,
+                keys.releaseChannel(name),
+                "u-" + acquireRequest)
             .get(5, TimeUnit.SECONDS);
     return (Long) reply.get(0);
   }
@@ -89,5 +113,29 @@ class RedisScriptReplayTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> acquire("t:grant", "r1"))
         .hasMessageContaining("not an integer");
     assertThat(redis.exists(keys.lock(name)).get(5, TimeUnit.SECONDS)).isZero();
+  }
+
+  @Test
+  void aReleaseNamingAnEarlierGrantOfTheSameOwnerIdChangesNothing() throws Exception {
+    assertThat(acquire("o:chain", "a1").get(1)).isEqualTo(1L);
+    redis.del(keys.lock(name)).get(5, TimeUnit.SECONDS); // the first grant ends on the server
+    assertThat(acquire("o:chain", "a2").get(1)).as("a newer grant").isEqualTo(2L);
+    assertThat(release("o:chain", "d1", 1L)).as("the first grant's late release").isZero();
+    assertThat(acquire("t:other", "x1").get(0)).as("the newer grant still holds").isEqualTo(0L);
+    assertThat(release("o:chain", "d2", 2L)).isEqualTo(1L);
+  }
+
+  @Test
+  void anUndoTakesBackOnlyItsOwnRequestsHold() throws Exception {
+    acquire("o:chain", "a1");
+    acquire("o:chain", "a2");
+    assertThat(undo("o:chain", "a1")).as("a1 is not the last request").isZero();
+    assertThat(undo("o:chain", "a2")).as("a2's re-entry is taken back").isEqualTo(1L);
+    assertThat(undo("o:chain", "a2")).as("and only once").isZero();
+    assertThat(acquire("t:other", "x1").get(0)).as("a1's hold remains").isEqualTo(0L);
+    assertThat(release("o:chain", "d1")).isEqualTo(1L);
+    acquire("t:grant", "g1");
+    assertThat(undo("t:grant", "g1")).isEqualTo(1L);
+    assertThat(acquire("t:other", "x2").get(0)).as("the undone grant freed the lock").isEqualTo(1L);
   }
 }

@@ -1,0 +1,115 @@
+package io.dlock.redis;
+
+import io.dlock.BackendUnavailableException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Redlock master. Once connected, Lettuce keeps the connection up by itself; a master that
+ * could not be reached yet is connected in the background, never on a caller's or the renewer's
+ * thread: a connection attempt to a dead master takes as long as its connect timeout, far beyond
+ * the per-node bound that keeps Redlock's validity arithmetic right. Until then, calls to it fail
+ * at once, like the calls to a master that answered too late.
+ */
+final class RedlockMaster {
+  private static final Logger log = LoggerFactory.getLogger(RedlockMaster.class);
+  private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final String uri;
+  private final RedlockSettings settings;
+  private final Executor connector;
+  private final AtomicReference<@Nullable RedisLockBackend> backend = new AtomicReference<>();
+  private final AtomicBoolean connecting = new AtomicBoolean();
+  private final AtomicLong lastAttempt = new AtomicLong();
+  private volatile boolean closed;
+
+  RedlockMaster(String uri, RedlockSettings settings, Executor connector) {
+    this.uri = uri;
+    this.settings = settings;
+    this.connector = connector;
+    this.lastAttempt.set(System.nanoTime() - RECONNECT_INTERVAL_NANOS);
+  }
+
+  String redactedUri() {
+    return RedisLockSettings.redact(uri);
+  }
+
+  boolean isConnected() {
+    return backend.get() != null;
+  }
+
+  /**
+   * Starts a connection attempt in the background unless one runs or the last one was less than a
+   * second ago.
+   *
+   * @return completes when the attempt ends (at once if none was started): true if connected
+   */
+  CompletableFuture<Boolean> connectInBackground() {
+    if (backend.get() != null) {
+      return CompletableFuture.completedFuture(true);
+    }
+    long now = System.nanoTime();
+    long last = lastAttempt.get();
+    if (closed
+        || now - last < RECONNECT_INTERVAL_NANOS
+        || !connecting.compareAndSet(false, true)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    lastAttempt.set(now);
+    return CompletableFuture.supplyAsync(this::connectNow, connector)
+        .whenComplete((ok, error) -> connecting.set(false));
+  }
+
+  private boolean connectNow() {
+    try {
+      RedisLockBackend connected =
+          RedisLockBackend.connect(
+              RedisLockSettings.of(uri)
+                  .withKeyPrefix(settings.keyPrefix())
+                  .withCommandTimeout(settings.nodeTimeout().multipliedBy(4).plusMillis(100)));
+      if (closed || !backend.compareAndSet(null, connected)) {
+        connected.close();
+      } else {
+        log.info("Redis master {} connected", redactedUri());
+      }
+      return !closed;
+    } catch (RuntimeException e) {
+      log.warn("Redis master {} unreachable: {}", redactedUri(), e.getMessage());
+      return false;
+    }
+  }
+
+  /**
+   * Calls the master, bounded by the node timeout; fails at once while it is not connected (and
+   * starts connecting it in the background).
+   */
+  <T> CompletableFuture<T> call(Function<RedisLockBackend, CompletableFuture<T>> call) {
+    RedisLockBackend node = backend.get();
+    if (node == null) {
+      connectInBackground();
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException("Redis master " + redactedUri() + " is not connected"));
+    }
+    try {
+      return call.apply(node).orTimeout(settings.nodeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  void close() {
+    closed = true;
+    RedisLockBackend node = backend.getAndSet(null);
+    if (node != null) {
+      node.close();
+    }
+  }
+}
