@@ -620,24 +620,27 @@ public final class ZooKeeperLockBackend implements LockBackend {
   public CompletableFuture<ReleaseResult> release(
       String lockName, String owner, long fencingToken) {
     Key key = new Key(lockName, owner);
-    return submitAsync(key, "release '" + lockName + "'", true, () -> releaseFast(key));
+    return submitAsync(
+        key, "release '" + lockName + "'", true, () -> releaseFast(key, fencingToken));
   }
 
   /**
    * The last hold of a node whose version we know: one version-checked delete, sent from the
    * calling thread. Anything else (a hold count above one, an unknown version, another client of
-   * the same owner id changed the count) runs the blocking {@link #releaseOwn} on a worker.
+   * the same owner id changed the count, a grant other than the one tracked) runs the blocking
+   * {@link #releaseOwn} on a worker.
    */
-  private CompletableFuture<ReleaseResult> releaseFast(Key key) {
+  private CompletableFuture<ReleaseResult> releaseFast(Key key, long fencingToken) {
     QueueEntry entry = entries.get(key);
     String node = entry == null ? null : entry.node;
     if (entry == null
         || node == null
+        || !entry.isGrant(fencingToken)
         || entry.localHolds != 1
         || entry.holdCount != 1
         || entry.version < 0
         || !client.getZookeeperClient().isConnected()) {
-      return releaseOnWorker(key);
+      return releaseOnWorker(key, fencingToken);
     }
     CompletableFuture<CuratorEvent> deleted = new CompletableFuture<>();
     try {
@@ -664,7 +667,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
               return CompletableFuture.completedFuture(ReleaseResult.NOT_HELD);
             case BADVERSION:
               entry.version = -1; // another client of the same owner id changed the count
-              return releaseOnWorker(key);
+              return releaseOnWorker(key, fencingToken);
             default:
               return CompletableFuture.failedFuture(
                   new BackendUnavailableException(
@@ -673,15 +676,30 @@ public final class ZooKeeperLockBackend implements LockBackend {
         });
   }
 
-  private CompletableFuture<ReleaseResult> releaseOnWorker(Key key) {
+  private CompletableFuture<ReleaseResult> releaseOnWorker(Key key, long fencingToken) {
     return onWorker(
         "release '" + key.lockName + "'",
-        () -> withEntry(key, false, e -> e == null ? releaseForeign(key) : releaseOwn(key, e)));
+        () ->
+            withEntry(
+                key,
+                false,
+                e -> e == null ? releaseForeign(key) : releaseOwn(key, e, fencingToken)));
   }
 
-  private ReleaseResult releaseOwn(Key key, QueueEntry entry) throws Exception {
+  private ReleaseResult releaseOwn(Key key, QueueEntry entry, long fencingToken)
+      throws Exception {
     if (entry.node == null || entry.localHolds == 0) {
       return releaseForeign(key);
+    }
+    if (!entry.isGrant(fencingToken)) {
+      // An owner id's earlier grant, which ended behind its holders' backs: the node tracked now
+      // is a newer grant of the same owner id (another czxid), and only its own holds release it.
+      log.debug(
+          "Release of '{}' with fencing token {}: the owner's grant now is {}",
+          key.lockName,
+          fencingToken,
+          entry.czxid);
+      return ReleaseResult.NOT_HELD;
     }
     Integer left = changeHoldCount(entry, -1);
     ReleaseResult result;
@@ -867,11 +885,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
       Key key = new Key(lease.lockName(), lease.owner());
       QueueEntry entry = entries.get(key);
       String node = entry == null ? null : entry.node;
-      if (entry == null || node == null || entry.localHolds <= 0) {
+      if (entry == null
+          || node == null
+          || entry.localHolds <= 0
+          || !entry.isGrant(lease.fencingToken())) {
+        // Not this lease's grant any more: an owner id may hold a newer grant of the lock now,
+        // which this renewal must not extend (nor report as this lease's).
         gone.add(lease);
         continue;
       }
-      long czxid = entry.czxid;
+      // The server decides: the node must still be the one created for this lease's grant.
+      long czxid = lease.fencingToken();
       CompletableFuture<Void> check = new CompletableFuture<>();
       checks.add(check);
       try {
@@ -1640,6 +1664,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     /** The watch on the predecessor set last, fired or not; null if none. */
     volatile @Nullable PredecessorWatch watch;
+
+    /**
+     * Whether {@link #node} is the grant with this fencing token (its {@code czxid}). One owner id
+     * can be granted a lock again after its earlier grant ended behind its holders' backs; the
+     * node then changes, and so does the token, while the owner stays the same.
+     */
+    boolean isGrant(long fencingToken) {
+      return czxid == fencingToken;
+    }
 
     void forgetNode() {
       node = null;
