@@ -1,6 +1,8 @@
 package io.dlock.idempotency;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -21,6 +23,20 @@ import java.util.Objects;
  *       after that runs the action again. The timeout must exceed the action's longest run, or a
  *       slow action may run twice.
  * </ul>
+ *
+ * <p><b>Retrying a call whose answer was lost.</b> A claim (or a completion) can reach the store
+ * and its answer be lost (a connection reset, a timeout): the call throws {@link
+ * IdempotencyStoreException}, although the key may now be claimed by it. Every claim carries a
+ * request id, and a repeat of a claim with the same request id gets the first one's outcome: the
+ * key's in-progress record is its own ({@link ClaimOutcome.Claimed}), not {@link
+ * ClaimOutcome.InProgress}. A caller that may retry passes its own request id ({@link
+ * #claim(String, String, String)}, {@link #firstTime(String, String)}, {@link #runOnce(String,
+ * String, ResultCodec, IdempotentAction)}), chosen once per request and used on every retry of it
+ * (a message's delivery id, an id made when the request arrived). The methods without one draw a
+ * fresh id per call: a repeat inside the store (a client library re-sending after a reconnect) is
+ * recognised, but the caller's own retry is another request, told {@link
+ * RunOnceResult.InProgress} until the lost claim's timeout. Two callers with one request id are one
+ * request to the store and may both run the work: never share an id between requests.
  *
  * <p>Defaults: in-progress timeout 60 s, retention of completed records 24 h, failed records kept 1
  * h (for inspection; they never block a retry).
@@ -134,9 +150,58 @@ public final class DedupRecords {
     return false;
   }
 
+  /**
+   * True for the first request that asks for {@code key}, and for every repeat of that request
+   * (same {@code requestId}) while the record is retained; false for every other request. Retry a
+   * call that threw with the same request id to learn its outcome.
+   *
+   * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
+   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control
+   *     characters; the same on every retry of one request, never shared between requests
+   * @throws IdempotencyStoreException if the store failed; retry with the same request id
+   */
+  public boolean firstTime(String key, String requestId) {
+    String owner = Tokens.requestIdHash(requestId);
+    // The record stores the owner as its result: a repeat that finds the record completed can then
+    // tell its own completion (a lost answer) from another request's.
+    byte[] mark = owner.getBytes(StandardCharsets.US_ASCII);
+    ClaimOutcome outcome = claimAs(key, "", owner);
+    if (outcome instanceof ClaimOutcome.Claimed claimed) {
+      claimed.claim().complete(mark);
+      return true;
+    }
+    return outcome instanceof ClaimOutcome.Completed completed
+        && Arrays.equals(completed.result(), mark);
+  }
+
   /** {@link #runOnce(String, ResultCodec, IdempotentAction)} with a text result. */
   public RunOnceResult<String> runOnce(String key, IdempotentAction<String> action) {
     return runOnce(key, ResultCodec.STRING, action);
+  }
+
+  /** {@link #runOnce(String, String, ResultCodec, IdempotentAction)} with a text result. */
+  public RunOnceResult<String> runOnce(
+      String key, String requestId, IdempotentAction<String> action) {
+    return runOnce(key, requestId, ResultCodec.STRING, action);
+  }
+
+  /**
+   * {@link #runOnce(String, ResultCodec, IdempotentAction)} for the request {@code requestId}: a
+   * retry of a call that threw (its claim or its completion may have reached the store) with the
+   * same request id runs the action if the first call never stored a result, and replays the result
+   * if it did; it is never told {@link RunOnceResult.InProgress} by its own earlier call.
+   *
+   * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
+   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control
+   *     characters; the same on every retry of one request, never shared between requests
+   * @throws IdempotentActionException wrapping a checked exception of the action (unchecked ones
+   *     are rethrown as they are); the record is marked failed either way
+   * @throws IdempotencyStoreException if the store failed; retry with the same request id
+   */
+  public <T> RunOnceResult<T> runOnce(
+      String key, String requestId, ResultCodec<T> codec, IdempotentAction<T> action) {
+    String owner = Tokens.requestIdHash(requestId);
+    return run(key, owner, codec, action);
   }
 
   /**
@@ -151,9 +216,14 @@ public final class DedupRecords {
    */
   public <T> RunOnceResult<T> runOnce(
       String key, ResultCodec<T> codec, IdempotentAction<T> action) {
+    return run(key, Tokens.newToken(), codec, action);
+  }
+
+  private <T> RunOnceResult<T> run(
+      String key, String owner, ResultCodec<T> codec, IdempotentAction<T> action) {
     Objects.requireNonNull(codec, "codec");
     Objects.requireNonNull(action, "action");
-    ClaimOutcome outcome = claim(key, "");
+    ClaimOutcome outcome = claimAs(key, "", owner);
     if (outcome instanceof ClaimOutcome.Completed completed) {
       return new RunOnceResult.Replayed<>(codec.decode(completed.result()));
     }
@@ -195,6 +265,29 @@ public final class DedupRecords {
    * @throws IdempotencyStoreException if the store failed
    */
   public ClaimOutcome claim(String key, String fingerprint) {
+    return claimAs(key, fingerprint, Tokens.newToken());
+  }
+
+  /**
+   * {@link #claim(String, String)} for the request {@code requestId}: if this request claimed the
+   * key before and its answer was lost, the answer is {@link ClaimOutcome.Claimed} again (the
+   * in-progress timeout starts again), with a handle that completes or fails that claim; if it
+   * completed the key, {@link ClaimOutcome.Completed}. Another request id gets {@link
+   * ClaimOutcome.InProgress} as before.
+   *
+   * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
+   * @param fingerprint 0 to {@value #MAX_FINGERPRINT_LENGTH} characters (a hash of the request;
+   *     empty when unused)
+   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control
+   *     characters; the same on every retry of one request, never shared between requests (two
+   *     callers with one request id would both own the claim)
+   * @throws IdempotencyStoreException if the store failed; retry with the same request id
+   */
+  public ClaimOutcome claim(String key, String fingerprint, String requestId) {
+    return claimAs(key, fingerprint, Tokens.requestIdHash(requestId));
+  }
+
+  private ClaimOutcome claimAs(String key, String fingerprint, String owner) {
     checkKey(key);
     Objects.requireNonNull(fingerprint, "fingerprint");
     if (fingerprint.length() > MAX_FINGERPRINT_LENGTH) {
@@ -204,7 +297,6 @@ public final class DedupRecords {
               + " characters, but has "
               + fingerprint.length());
     }
-    String owner = Tokens.newToken();
     ClaimAttempt attempt = store.tryClaim(key, fingerprint, owner, inProgressTimeout);
     switch (attempt.kind()) {
       case CLAIMED:

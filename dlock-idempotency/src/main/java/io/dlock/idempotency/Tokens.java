@@ -18,6 +18,9 @@ public final class Tokens {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final int TOKEN_BYTES = 20;
 
+  /** The longest request id accepted, in characters. */
+  public static final int MAX_REQUEST_ID_LENGTH = 128;
+
   private Tokens() {}
 
   /** A new unguessable token: 160 random bits, 27 URL-safe characters. */
@@ -25,6 +28,37 @@ public final class Tokens {
     byte[] bytes = new byte[TOKEN_BYTES];
     RANDOM.nextBytes(bytes);
     return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+
+  /**
+   * Checks a request id: the caller's name for one request, the same on every retry of it.
+   *
+   * @throws IllegalArgumentException if it is empty, longer than {@value #MAX_REQUEST_ID_LENGTH}
+   *     characters or has control characters
+   */
+  public static String checkRequestId(String requestId) {
+    Objects.requireNonNull(requestId, "requestId");
+    if (requestId.isEmpty() || requestId.length() > MAX_REQUEST_ID_LENGTH) {
+      throw new IllegalArgumentException(
+          "requestId must have 1 to "
+              + MAX_REQUEST_ID_LENGTH
+              + " characters, but has "
+              + requestId.length());
+    }
+    if (requestId.chars().anyMatch(Character::isISOControl)) {
+      throw new IllegalArgumentException("requestId must not contain control characters");
+    }
+    return requestId;
+  }
+
+  /**
+   * What the stores keep of a request id: its SHA-256, base64url without padding (43 characters),
+   * so that it fits the stores' columns whatever its length, and a dump does not show it.
+   */
+  public static String requestIdHash(String requestId) {
+    return Base64.getUrlEncoder()
+        .withoutPadding()
+        .encodeToString(sha256(checkRequestId(requestId).getBytes(StandardCharsets.UTF_8)));
   }
 
   /** The SHA-256 of {@code value} (UTF-8), 64 lowercase hex characters. */

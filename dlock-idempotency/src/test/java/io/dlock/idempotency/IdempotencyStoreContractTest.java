@@ -119,6 +119,180 @@ abstract class IdempotencyStoreContractTest {
     }
   }
 
+  // ---- repeats of one request (issue 14, item 2): a lost answer must not turn the caller's own
+  // consumption or claim against its retry ----
+
+  @Test
+  void aConsumeRepeatedWithItsRequestIdIsToldConsumedAndAnotherRequestIsRefused() {
+    TokenStore tokens = tokenStore(Duration.ofHours(1));
+    IssuedToken token = tokens.issue(Duration.ofMinutes(1));
+    String request = "order-form:" + UUID.randomUUID();
+    // The first consume reached the store; its answer is taken to be lost.
+    assertThat(tokens.consume(token.value(), request)).isEqualTo(TokenConsumption.CONSUMED);
+    // The retry of the same request learns that it consumed the token.
+    assertThat(tokens.consume(token.value(), request)).isEqualTo(TokenConsumption.CONSUMED);
+    assertThat(tokens.consume(token.value(), request)).isEqualTo(TokenConsumption.CONSUMED);
+    // Any other request is refused, with or without a request id of its own.
+    assertThat(tokens.consume(token.value(), request + "-other"))
+        .isEqualTo(TokenConsumption.ALREADY_CONSUMED);
+    assertThat(tokens.consume(token.value())).isEqualTo(TokenConsumption.ALREADY_CONSUMED);
+  }
+
+  @Test
+  void aRepeatedConsumeOfAnExpiredOrUnknownTokenStillSaysSo() throws Exception {
+    TokenStore tokens = tokenStore(Duration.ofHours(1));
+    String request = UUID.randomUUID().toString();
+    assertThat(tokens.consume(Tokens.newToken(), request)).isEqualTo(TokenConsumption.UNKNOWN);
+    Duration ttl = Duration.ofMillis(100);
+    IssuedToken token = tokens.issue(ttl);
+    // Lets the time to live pass on the server's clock (time passing is what is tested).
+    TimeUnit.MILLISECONDS.sleep(ttl.toMillis() + TestTiming.millis(150).toMillis());
+    assertThat(tokens.consume(token.value(), request)).isEqualTo(TokenConsumption.EXPIRED);
+    assertThat(tokens.consume(token.value(), request)).isEqualTo(TokenConsumption.EXPIRED);
+  }
+
+  @Test
+  void ofSixteenConcurrentRequestsEachRepeatedExactlyOneIsToldConsumedEveryTime()
+      throws Exception {
+    TokenStore tokens = tokenStore(Duration.ofHours(1));
+    IssuedToken token = tokens.issue(Duration.ofMinutes(1));
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<List<TokenConsumption>>> answers = new ArrayList<>();
+    for (int i = 0; i < CONSUMERS; i++) {
+      String request = "request-" + i;
+      answers.add(
+          pool.submit(
+              () -> {
+                start.await();
+                return List.of(
+                    tokens.consume(token.value(), request), tokens.consume(token.value(), request));
+              }));
+    }
+    start.countDown();
+    List<List<TokenConsumption>> results = new ArrayList<>();
+    for (Future<List<TokenConsumption>> answer : answers) {
+      results.add(answer.get(TestTiming.millis(20_000).toMillis(), TimeUnit.MILLISECONDS));
+    }
+    assertThat(results)
+        .containsOnlyOnce(List.of(TokenConsumption.CONSUMED, TokenConsumption.CONSUMED));
+    assertThat(results)
+        .filteredOn(r -> !r.contains(TokenConsumption.CONSUMED))
+        .hasSize(CONSUMERS - 1)
+        .allSatisfy(r -> assertThat(r).containsOnly(TokenConsumption.ALREADY_CONSUMED));
+  }
+
+  @Test
+  void badRequestIdsAreRejectedNamingTheParameter() {
+    TokenStore tokens = tokenStore(Duration.ofHours(1));
+    DedupRecords records = DedupRecords.on(dedupStore());
+    String token = tokens.issue(Duration.ofMinutes(1)).value();
+    assertThatThrownBy(() -> tokens.consume(token, ""))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("requestId must have 1 to 128 characters");
+    assertThatThrownBy(() -> records.claim(uniqueKey("k"), "", "x".repeat(129)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("requestId");
+    assertThatThrownBy(() -> records.firstTime(uniqueKey("k"), "a\nb"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("requestId must not contain control characters");
+    // The token was not touched by the refused calls.
+    assertThat(tokens.consume(token)).isEqualTo(TokenConsumption.CONSUMED);
+  }
+
+  @Test
+  void aClaimRepeatedWithItsRequestIdOwnsTheClaimAndAnotherRequestIsInProgress() {
+    DedupRecords records = DedupRecords.on(dedupStore());
+    String key = uniqueKey("payment");
+    String request = "delivery:" + UUID.randomUUID();
+    // The first claim reached the store; its answer is taken to be lost.
+    assertThat(records.claim(key, "fp", request)).isInstanceOf(ClaimOutcome.Claimed.class);
+    // The retry of the same request owns the claim and can complete it.
+    ClaimOutcome retry = records.claim(key, "fp", request);
+    assertThat(retry).isInstanceOf(ClaimOutcome.Claimed.class);
+    // Any other request is told the work is in progress, with or without a request id.
+    assertThat(records.claim(key, "fp", request + "-other"))
+        .isInstanceOf(ClaimOutcome.InProgress.class);
+    assertThat(records.claim(key, "fp")).isInstanceOf(ClaimOutcome.InProgress.class);
+    assertThat(records.claim(key, "fp-b", request))
+        .isInstanceOf(ClaimOutcome.FingerprintMismatch.class);
+    assertThat(((ClaimOutcome.Claimed) retry).claim().complete(bytes("done"))).isTrue();
+    assertThat(records.claim(key, "fp", request))
+        .isInstanceOfSatisfying(
+            ClaimOutcome.Completed.class, c -> assertThat(c.result()).isEqualTo(bytes("done")));
+    assertThat(records.claim(key, "fp", request + "-other"))
+        .isInstanceOf(ClaimOutcome.Completed.class);
+  }
+
+  @Test
+  void aRepeatedClaimStartsItsInProgressTimeoutAgain() {
+    DedupStore store = dedupStore();
+    String key = uniqueKey("timeout");
+    String owner = Tokens.requestIdHash("request");
+    assertThat(store.tryClaim(key, "", owner, Duration.ofSeconds(2)).kind())
+        .isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    assertThat(store.tryClaim(key, "", owner, Duration.ofMinutes(10)).kind())
+        .isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    assertThat(store.tryClaim(key, "", Tokens.newToken(), Duration.ofSeconds(2)).remaining())
+        .isGreaterThan(Duration.ofMinutes(9));
+  }
+
+  @Test
+  void aCompletionOrFailureRepeatedByItsOwnerIsToldItWorkedAndNoOtherOwnerIs() {
+    DedupStore store = dedupStore();
+    String key = uniqueKey("finish");
+    String owner = Tokens.newToken();
+    Duration timeout = Duration.ofMinutes(1);
+    assertThat(store.tryClaim(key, "", owner, timeout).kind()).isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    assertThat(store.complete(key, owner, bytes("r"), Duration.ofHours(1))).isTrue();
+    // The completion again (its answer lost): it worked, and changed nothing.
+    assertThat(store.complete(key, owner, bytes("other"), Duration.ofHours(1))).isTrue();
+    assertThat(store.complete(key, Tokens.newToken(), bytes("x"), Duration.ofHours(1))).isFalse();
+    assertThat(store.fail(key, owner, Duration.ofHours(1))).isFalse();
+    assertThat(store.tryClaim(key, "", Tokens.newToken(), timeout).result())
+        .isEqualTo(bytes("r"));
+
+    String failedKey = uniqueKey("fail");
+    assertThat(store.tryClaim(failedKey, "", owner, timeout).kind())
+        .isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    assertThat(store.fail(failedKey, owner, Duration.ofHours(1))).isTrue();
+    assertThat(store.fail(failedKey, owner, Duration.ofHours(1))).isTrue();
+    assertThat(store.complete(failedKey, owner, bytes("late"), Duration.ofHours(1))).isFalse();
+    assertThat(store.fail(failedKey, Tokens.newToken(), Duration.ofHours(1))).isFalse();
+  }
+
+  @Test
+  void firstTimeIsTrueForTheFirstRequestAndItsRepeatsOnly() {
+    DedupRecords records = DedupRecords.on(dedupStore());
+    String key = uniqueKey("message");
+    String request = "delivery-" + UUID.randomUUID();
+    assertThat(records.firstTime(key, request)).isTrue();
+    // The first answer was lost: the redelivery of the same message is told it is the first.
+    assertThat(records.firstTime(key, request)).isTrue();
+    assertThat(records.firstTime(key, request + "-other")).isFalse();
+    assertThat(records.firstTime(key)).isFalse();
+  }
+
+  @Test
+  void runOnceRetriedWithItsRequestIdRunsTheActionIfItsClaimWasLostAndReplaysOtherwise() {
+    DedupRecords records = DedupRecords.on(dedupStore());
+    String key = uniqueKey("order");
+    String request = "order-" + UUID.randomUUID();
+    // A claim whose answer was lost: the action never ran.
+    assertThat(records.claim(key, "", request)).isInstanceOf(ClaimOutcome.Claimed.class);
+    AtomicInteger runs = new AtomicInteger();
+    assertThat(records.runOnce(key, request + "-other", () -> "no " + runs.incrementAndGet()))
+        .isInstanceOf(RunOnceResult.InProgress.class);
+    assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
+    assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
+    assertThat(runs).hasValue(1);
+  }
+
+  static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
   @Test
   void aTimeToLiveOutOfRangeIsRejectedNamingTheParameter() {
     TokenStore tokens = tokenStore(Duration.ofHours(1));

@@ -13,7 +13,8 @@ import java.time.Duration;
  * database rejects the second one with a duplicate-key error (SQLState 23505, MySQL error 1062). A
  * failed record, or one whose expiry (by the database's clock) has passed, is taken over by one
  * conditional {@code UPDATE}, which again only one caller can win; otherwise the record is read and
- * reported.
+ * reported. Claims and finishes are safe to repeat: the owner's own in-progress claim is claimed
+ * again (its timeout restarted), and a finish the owner already made is answered true.
  */
 final class JdbcDedupStore implements DedupStore {
   /** Rounds of insert, take-over and read before giving up on a record that keeps changing. */
@@ -95,11 +96,14 @@ final class JdbcDedupStore implements DedupStore {
                 + d.nowMillis
                 + " + ? WHERE dedup_key = ? AND (record_state = 'F' OR expires_at <= "
                 + d.nowMillis
-                + ")")) {
+                // The owner's own claim again (its answer was lost): its timeout starts again.
+                + " OR (record_state = 'P' AND owner_token = ? AND fingerprint = ?))")) {
       ps.setString(1, owner);
       ps.setString(2, fingerprint);
       ps.setLong(3, timeout);
       ps.setString(4, key);
+      ps.setString(5, owner);
+      ps.setString(6, fingerprint);
       if (ps.executeUpdate() == 1) {
         return ClaimAttempt.claimed();
       }
@@ -109,7 +113,7 @@ final class JdbcDedupStore implements DedupStore {
             c,
             "SELECT record_state, fingerprint, result_data, expires_at - "
                 + d.nowMillis
-                + " FROM "
+                + ", owner_token FROM "
                 + table
                 + " WHERE dedup_key = ?")) {
       ps.setString(1, key);
@@ -126,6 +130,11 @@ final class JdbcDedupStore implements DedupStore {
           return ClaimAttempt.fingerprintMismatch();
         }
         if (state.equals("P")) {
+          if (owner.equals(rs.getString(5))) {
+            // Claimed by this owner after all (MySQL may count an update to equal values as no
+            // change): still its claim.
+            return ClaimAttempt.claimed();
+          }
           return ClaimAttempt.inProgress(Duration.ofMillis(remaining));
         }
         byte[] result = rs.getBytes(3);
@@ -162,7 +171,23 @@ final class JdbcDedupStore implements DedupStore {
             ps.setLong(3, retention.toMillis());
             ps.setString(4, key);
             ps.setString(5, owner);
-            return ps.executeUpdate() == 1;
+            if (ps.executeUpdate() == 1) {
+              return true;
+            }
+          }
+          // A repeat: the owner already moved the record to this state (the first answer was lost).
+          try (PreparedStatement ps =
+              db.prepare(
+                  c,
+                  "SELECT record_state FROM "
+                      + table
+                      + " WHERE dedup_key = ? AND owner_token = ? AND expires_at > "
+                      + d.nowMillis)) {
+            ps.setString(1, key);
+            ps.setString(2, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getString(1).trim().equals(state);
+            }
           }
         });
   }

@@ -56,7 +56,8 @@ public final class JdbcIdempotency {
   }
 
   /**
-   * Creates both tables if they do not exist. Safe to call from several processes at once.
+   * Creates both tables if they do not exist, and adds the columns that tables made by older
+   * versions lack. Safe to call from several processes at once.
    *
    * @throws IdempotencyStoreException if the database refused
    */
@@ -64,19 +65,41 @@ public final class JdbcIdempotency {
     call(
         "create the idempotency tables",
         (c, d) -> {
-          for (String ddl : ddl(d)) {
-            try (Statement s = c.createStatement()) {
-              s.execute(ddl);
-            } catch (SQLException e) {
-              // Two processes creating the same table at once: PostgreSQL may report the race as
-              // a duplicate in its catalog (23505) or an existing relation (42P07).
-              if (!SqlDialect.isDuplicateKey(e) && !"42P07".equals(e.getSQLState())) {
-                throw e;
-              }
-            }
-          }
+          createTables(c, d);
           return null;
         });
+  }
+
+  /** Creates the tables if they do not exist, and adds the columns that older versions lacked. */
+  private void createTables(Connection c, SqlDialect d) throws SQLException {
+    for (String ddl : ddl(d)) {
+      try (Statement s = c.createStatement()) {
+        s.execute(ddl);
+      } catch (SQLException e) {
+        // Two processes creating the same table at once: PostgreSQL may report the race as a
+        // duplicate in its catalog (23505) or an existing relation (42P07).
+        if (!SqlDialect.isDuplicateKey(e) && !"42P07".equals(e.getSQLState())) {
+          throw e;
+        }
+      }
+    }
+    // consumed_by (the request that consumed a token) came with repeat-safe consumes; tables made
+    // before lack it. Probed by a query, because ADD COLUMN IF NOT EXISTS is not in MySQL.
+    try (Statement s = c.createStatement()) {
+      s.executeQuery("SELECT consumed_by FROM " + settings.tokensTable() + " WHERE 1 = 0").close();
+      return;
+    } catch (SQLException e) {
+      if (!SqlDialect.isUndefinedColumn(e)) {
+        throw e;
+      }
+    }
+    try (Statement s = c.createStatement()) {
+      s.execute("ALTER TABLE " + settings.tokensTable() + " ADD consumed_by VARCHAR(64)");
+    } catch (SQLException e) {
+      if (!SqlDialect.isDuplicateColumn(e)) { // another process added it meanwhile
+        throw e;
+      }
+    }
   }
 
   /**
@@ -109,7 +132,8 @@ public final class JdbcIdempotency {
             + " (token_hash VARCHAR(64) NOT NULL PRIMARY KEY,"
             + " expires_at BIGINT NOT NULL,"
             + " consumed_at BIGINT,"
-            + " forget_at BIGINT NOT NULL)",
+            + " forget_at BIGINT NOT NULL,"
+            + " consumed_by VARCHAR(64))",
         "CREATE TABLE IF NOT EXISTS "
             + settings.dedupTable()
             + " (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY,"
@@ -142,7 +166,13 @@ public final class JdbcIdempotency {
               + what
               + ": "
               + e.getMessage()
-              + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]"),
+              + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]")
+              + (SqlDialect.isUndefinedColumn(e)
+                  ? " (tables made by an older version lack columns: call createSchema(), or"
+                      + " ALTER TABLE "
+                      + settings.tokensTable()
+                      + " ADD consumed_by VARCHAR(64))"
+                  : ""),
           e);
     }
   }
@@ -165,15 +195,7 @@ public final class JdbcIdempotency {
       if (known == null) {
         known = SqlDialect.detect(c);
         if (settings.createSchema()) {
-          for (String ddl : ddl(known)) {
-            try (Statement s = c.createStatement()) {
-              s.execute(ddl);
-            } catch (SQLException e) {
-              if (!SqlDialect.isDuplicateKey(e) && !"42P07".equals(e.getSQLState())) {
-                throw e;
-              }
-            }
-          }
+          createTables(c, known);
         }
         dialect = known;
       }

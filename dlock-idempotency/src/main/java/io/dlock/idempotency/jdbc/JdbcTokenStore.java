@@ -14,7 +14,9 @@ import java.util.Objects;
  * UPDATE ... SET consumed_at = now WHERE token_hash = ? AND consumed_at IS NULL AND expires_at >
  * now}: the database lets exactly one of concurrent consumers change the row, and its update count
  * says who. A consumed row stays as a tombstone until the retention has passed (then {@link
- * JdbcIdempotency#purgeExpired()} may delete it). All times are the database's clock.
+ * JdbcIdempotency#purgeExpired()} may delete it), with the hash of the consuming request's id in
+ * {@code consumed_by}, so that the same request asking again is told it consumed the token. All
+ * times are the database's clock.
  */
 final class JdbcTokenStore implements TokenStore {
   private final JdbcIdempotency db;
@@ -55,8 +57,9 @@ final class JdbcTokenStore implements TokenStore {
   }
 
   @Override
-  public TokenConsumption consume(String token) {
+  public TokenConsumption consume(String token, String requestId) {
     Objects.requireNonNull(token, "token");
+    String request = Tokens.requestIdHash(requestId);
     String hash = Tokens.sha256Hex(token);
     return db.call(
         "consume a token",
@@ -70,21 +73,24 @@ final class JdbcTokenStore implements TokenStore {
                       + d.nowMillis
                       + ", forget_at = "
                       + d.nowMillis
-                      + " + ? WHERE token_hash = ? AND consumed_at IS NULL AND expires_at > "
+                      + " + ?, consumed_by = ?"
+                      + " WHERE token_hash = ? AND consumed_at IS NULL AND expires_at > "
                       + d.nowMillis)) {
             ps.setLong(1, retentionMillis);
-            ps.setString(2, hash);
+            ps.setString(2, request);
+            ps.setString(3, hash);
             if (ps.executeUpdate() == 1) {
               return TokenConsumption.CONSUMED;
             }
           }
-          // Not consumed now: say why, from the row as it is.
+          // Not consumed now: say why, from the row as it is. The request that consumed the token
+          // asking again (its answer was lost) is told it consumed it.
           try (PreparedStatement ps =
               db.prepare(
                   c,
                   "SELECT consumed_at, forget_at - "
                       + d.nowMillis
-                      + " FROM "
+                      + ", consumed_by FROM "
                       + table
                       + " WHERE token_hash = ?")) {
             ps.setString(1, hash);
@@ -93,7 +99,12 @@ final class JdbcTokenStore implements TokenStore {
                 return TokenConsumption.UNKNOWN;
               }
               rs.getLong(1);
-              return rs.wasNull() ? TokenConsumption.EXPIRED : TokenConsumption.ALREADY_CONSUMED;
+              if (rs.wasNull()) {
+                return TokenConsumption.EXPIRED;
+              }
+              return request.equals(rs.getString(3))
+                  ? TokenConsumption.CONSUMED
+                  : TokenConsumption.ALREADY_CONSUMED;
             }
           }
         });

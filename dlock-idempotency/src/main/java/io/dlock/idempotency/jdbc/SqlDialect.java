@@ -41,6 +41,24 @@ enum SqlDialect {
   }
 
   /**
+   * Whether {@code e} reports a column that does not exist: SQLState 42703 (PostgreSQL), 42S22
+   * (MySQL, MariaDB, H2).
+   */
+  static boolean isUndefinedColumn(SQLException e) {
+    return "42703".equals(e.getSQLState()) || "42S22".equals(e.getSQLState());
+  }
+
+  /**
+   * Whether {@code e} reports a column added twice: SQLState 42701 (PostgreSQL), 42S21 (MySQL,
+   * MariaDB, H2), MySQL error 1060.
+   */
+  static boolean isDuplicateColumn(SQLException e) {
+    return "42701".equals(e.getSQLState())
+        || "42S21".equals(e.getSQLState())
+        || e.getErrorCode() == 1060;
+  }
+
+  /**
    * Whether {@code e} is a transient conflict worth repeating the statement for: a deadlock or
    * serialization failure (SQLState class 40, MySQL error 1213).
    */

@@ -11,8 +11,10 @@ import java.util.Objects;
  * One-time tokens on Redis. A token's key ({@code prefix token: sha256(token)}) holds its expiry by
  * the server's clock and lives for the time to live plus the retention; consuming it is one Lua
  * script that checks it and replaces it by a "consumed" tombstone kept for the retention. So of
- * concurrent consumers exactly one wins, and the others learn that the token was consumed. After
- * the retention the token is unknown.
+ * concurrent consumers exactly one wins, and the others learn that the token was consumed. The
+ * tombstone names the winning request (the hash of its request id), so that the same request run
+ * again (its answer lost, or re-sent by Lettuce after a reconnect) is told it consumed the token.
+ * After the retention the token is unknown.
  */
 final class RedisTokenStore implements TokenStore {
   private final RedisIdempotency redis;
@@ -41,14 +43,15 @@ final class RedisTokenStore implements TokenStore {
   }
 
   @Override
-  public TokenConsumption consume(String token) {
+  public TokenConsumption consume(String token, String requestId) {
     Objects.requireNonNull(token, "token");
+    String request = Tokens.requestIdHash(requestId);
     String answer =
         redis.call(
             "consume a token",
             () ->
                 redis.consumeToken.call(
-                    redis.redis(), prefix + Tokens.sha256Hex(token), retentionMillis));
+                    redis.redis(), prefix + Tokens.sha256Hex(token), retentionMillis, request));
     switch (answer) {
       case "consumed":
         return TokenConsumption.CONSUMED;
