@@ -69,6 +69,17 @@ final class LuaScript {
         .thenCompose(f -> f);
   }
 
+  /**
+   * Sends the script's source ({@code EVAL}), not its digest: one request that runs even on a
+   * server that lost its script cache. For calls that must work in one send (an undo whose answer
+   * may never come back), where the {@code NOSCRIPT} round trip of {@link #call} would come too
+   * late.
+   */
+  <T> CompletableFuture<T> callWithSource(
+      RedisClusterAsyncCommands<String, String> commands, String[] keys, String... args) {
+    return commands.<T>eval(source, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+  }
+
   private static String read(String resource) {
     try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
       if (in == null) {

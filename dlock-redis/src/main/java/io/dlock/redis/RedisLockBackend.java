@@ -142,7 +142,7 @@ public final class RedisLockBackend implements LockBackend {
    */
   CompletableFuture<Boolean> undoAcquire(String lockName, String owner, String request) {
     return undoAcquireScript
-        .<List<Object>>call(
+        .<List<Object>>callWithSource(
             commands,
             new String[] {keys.lock(lockName)},
             owner,

@@ -1,8 +1,10 @@
 package io.dlock.redis;
 
+import io.lettuce.core.RedisCommandTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,10 +16,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The undo ({@code undo-acquire.lua}) names the acquire's request id, so it only ever takes back
  * that request's own hold, and it is idempotent. It goes out on the same connection after the
- * acquire, so it runs after it whenever the acquire ran at all. While the connection is down the
- * undo fails at once (commands are rejected while disconnected); it is repeated with a capped
- * backoff until the server answers or the lease asked for has ended on its own. Retries use the
- * common pool's delayed executor: a backend owns no thread.
+ * acquire, so it runs after it whenever the acquire ran at all, and it carries the script's
+ * source, so one send is enough. While the connection is down the undo fails at once (commands are
+ * rejected while disconnected): it was not sent, and it is repeated with a capped backoff until it
+ * is sent or the lease asked for has ended on its own. An undo that was sent but not answered in
+ * time (a network slower than the command timeout) is not repeated: it runs after the acquire as
+ * surely as a repeat would. Retries use the common pool's delayed executor: a backend owns no
+ * thread.
  */
 final class UnansweredAcquireUndo {
   private static final Logger log = LoggerFactory.getLogger(UnansweredAcquireUndo.class);
@@ -39,8 +44,8 @@ final class UnansweredAcquireUndo {
    * Starts undoing: at once, then again after failures until the server answers or {@code lease}
    * after {@code sentNanos} (the acquire's send time on {@link System#nanoTime}) has passed.
    *
-   * @return completes with true when a hold was taken back, false when there was nothing to undo
-   *     or the lease ended first; never exceptionally
+   * @return completes with true when a hold was taken back, false when there was nothing to undo,
+   *     the undo's answer was lost, or the lease ended first; never exceptionally
    */
   static CompletableFuture<Boolean> start(
       String lockName,
@@ -51,6 +56,15 @@ final class UnansweredAcquireUndo {
     new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos())
         .attempt(FIRST_RETRY_MILLIS, done);
     return done;
+  }
+
+  private static boolean wasSent(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof RedisCommandTimeoutException || t instanceof TimeoutException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void attempt(long nextDelayMillis, CompletableFuture<Boolean> done) {
@@ -67,6 +81,11 @@ final class UnansweredAcquireUndo {
               log.info("Took back the grant of '{}' whose answer was lost", lockName);
             }
             done.complete(undone);
+            return;
+          }
+          if (wasSent(error)) {
+            log.debug("The undo of an acquisition of '{}' was sent, its answer lost", lockName);
+            done.complete(false);
             return;
           }
           long left = endNanos - System.nanoTime();

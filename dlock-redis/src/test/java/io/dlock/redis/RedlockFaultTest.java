@@ -13,6 +13,8 @@ import io.dlock.LockOptions;
 import io.dlock.core.CoreLockClient;
 import io.dlock.spi.AcquireResult;
 import io.dlock.testkit.server.RedisServerProcess;
+import io.dlock.testkit.net.TcpProxy;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -203,6 +205,53 @@ class RedlockFaultTest {
     assertThat(b.lock(name).tryAcquire()).as("one forgetful master is not a majority").isEmpty();
     assertThat(held.isValid()).isTrue();
     assertThat(held.release()).isTrue();
+  }
+
+  /**
+   * Issue 14, item 6: two of five masters silent from the start (connections accepted, nothing
+   * answered). Their connection attempts must run in the background: every call stays within its
+   * per-node bound, never waiting out a connect timeout (4 node timeouts + 100 ms here) on the
+   * caller's thread, though reconnection is attempted every second meanwhile.
+   */
+  @Test
+  void mastersSilentFromTheStartAreConnectedInTheBackgroundNeverOnTheCallersThread() {
+    Duration nodeTimeout = millis(500);
+    List<TcpProxy> blackholes = new ArrayList<>();
+    try {
+      List<String> uris = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        if (i < 2) {
+          TcpProxy silent =
+              new TcpProxy(new InetSocketAddress("127.0.0.1", masters.get(i).port()));
+          silent.cut();
+          blackholes.add(silent);
+          uris.add("redis://127.0.0.1:" + silent.port());
+        } else {
+          uris.add(masters.get(i).uri());
+        }
+      }
+      LockClient client =
+          CoreLockClient.create(
+              RedlockLockBackend.connect(RedlockSettings.of(uris).withNodeTimeout(nodeTimeout)),
+              LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
+      clients.add(client);
+      // An acquisition takes at most two bounded rounds (grant, agree on the token).
+      Duration bound = nodeTimeout.multipliedBy(3).plusMillis(200);
+      long end = System.nanoTime() + millis(3500).toNanos(); // spans several reconnect attempts
+      int rounds = 0;
+      while (System.nanoTime() < end) {
+        long start = System.nanoTime();
+        Lease lease = client.lock(name).tryAcquire().orElseThrow();
+        assertThat(lease.release()).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+            .as("acquire and release with two silent masters, round %d", rounds)
+            .isLessThan(bound);
+        rounds++;
+      }
+      assertThat(rounds).isGreaterThan(3);
+    } finally {
+      blackholes.forEach(TcpProxy::close);
+    }
   }
 
   /** A resource that remembers the highest fencing token and the writer that used it. */

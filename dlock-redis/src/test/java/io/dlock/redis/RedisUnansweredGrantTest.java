@@ -1,0 +1,77 @@
+package io.dlock.redis;
+
+import static io.dlock.testkit.TestTiming.millis;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockOptions;
+import io.dlock.core.CoreLockClient;
+import io.dlock.testkit.net.TcpProxy;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 14, item 7: a grant the server made but whose answer came after the command timeout. The
+ * caller is told the backend is unavailable; the lock must not stay taken by nobody for the whole
+ * lease.
+ */
+class RedisUnansweredGrantTest {
+  private TcpProxy slowPath;
+  private LockClient slow;
+  private LockClient direct;
+  private final String name = "unanswered-" + UUID.randomUUID();
+
+  @BeforeEach
+  void start() {
+    var server = RedisTestServers.embedded();
+    slowPath = new TcpProxy(new InetSocketAddress("127.0.0.1", server.port()));
+    slow =
+        CoreLockClient.create(
+            RedisLockBackend.connect(
+                RedisLockSettings.of("redis://127.0.0.1:" + slowPath.port())
+                    .withCommandTimeout(millis(300))),
+            LockClientOptions.defaults().withOperationTimeout(millis(5000)));
+    direct =
+        CoreLockClient.create(
+            RedisLockBackend.connect(RedisLockSettings.of(server.uri())),
+            LockClientOptions.defaults());
+  }
+
+  @AfterEach
+  void stop() {
+    slow.close();
+    direct.close();
+    slowPath.close();
+  }
+
+  @Test
+  void aGrantAnsweredAfterTheCommandTimeoutIsTakenBack() {
+    LockOptions day = LockOptions.defaults().withFixedLease(Duration.ofDays(1));
+    // One round trip first, so that the server has the scripts cached and the delayed acquire
+    // below runs at once when it arrives (a NOSCRIPT retry would come after the timeout).
+    assertThat(slow.lock(name, day).tryAcquire().orElseThrow().release()).isTrue();
+    // Every byte now takes 600 ms each way: the acquire reaches the server after the client's
+    // 300 ms command timeout, and the server grants it.
+    slowPath.delay(millis(600).toMillis());
+    assertThatThrownBy(() -> slow.lock(name, day).tryAcquire())
+        .isInstanceOf(BackendUnavailableException.class);
+    // The fencing counter (never deleted) shows when the delayed grant has been made: the first
+    // grant drew token 1, this one token 2.
+    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
+    await()
+        .atMost(millis(10_000))
+        .until(() -> RedisTestServers.embedded().command("GET", keys.fence(name)).endsWith("\r\n2\r\n"));
+    // The grant is made on the server, then taken back by the undo that follows it.
+    await()
+        .atMost(millis(10_000))
+        .untilAsserted(() -> assertThat(direct.lock(name).tryAcquire()).isPresent());
+  }
+}
