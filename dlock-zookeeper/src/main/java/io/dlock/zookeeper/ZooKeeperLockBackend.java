@@ -76,9 +76,14 @@ import org.slf4j.LoggerFactory;
  * {@code sync}; the holder description and grant time are kept in the node's data, next to the hold
  * count.
  *
- * <p><b>Failures.</b> Every call fails fast with {@link BackendUnavailableException} while the
- * client is not connected, and Curator retries a call at most three times within the connection
- * timeout.
+ * <p><b>Failures.</b> An acquisition or release made while the client is connecting (just started,
+ * or reconnecting) waits for the connection, at most the connection timeout and never longer than
+ * the core's bound for the caller; it then fails with {@link BackendUnavailableException}. Renewal
+ * and inspection fail at once while not connected. Curator retries a call at most three times
+ * within the connection timeout.
+ *
+ * <p><b>Session changes.</b> A waiter's predecessor watch dies with its session, so waiters are
+ * woken on session loss and on a new session and queue again ({@link WaiterWakeUps}).
  */
 public final class ZooKeeperLockBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
@@ -120,8 +125,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private final AtomicLong watchNotifications = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ConnectionStateListener connectionListener = this::onConnectionState;
+  private final ConnectionGate gate;
+  private final WaiterWakeUps wakeUps = new WaiterWakeUps();
   private volatile @Nullable BackendEvents events;
   private volatile long sessionId;
+
+  /**
+   * A LOST was applied since {@link #sessionId} was last set: the new session that follows is
+   * already accounted for, and reporting its loss again would undo the grants of the waiters woken
+   * by the first report, whose calls waited for the new session.
+   */
+  private volatile boolean lossApplied;
 
   private ZooKeeperLockBackend(CuratorFramework client, boolean ownsClient, String rootPath) {
     this.client = client;
@@ -141,8 +155,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
     this.workers.allowCoreThreadTimeOut(true);
     this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dlock-zk-" + id + "-leases"));
     this.timer.setRemoveOnCancelPolicy(true);
+    this.gate =
+        new ConnectionGate(
+            () -> client.getZookeeperClient().isConnected(),
+            timer,
+            Duration.ofMillis(client.getZookeeperClient().getConnectionTimeoutMs()),
+            description);
     this.sessionId = currentSessionId();
     client.getConnectionStateListenable().addListener(connectionListener);
+    // After the listener is added: a client that connects after this check reports CONNECTED to
+    // the listener, which opens the gate; one connected before it is seen connected here.
+    if (client.getZookeeperClient().isConnected()) {
+      sessionId = currentSessionId();
+      gate.open();
+    }
   }
 
   /**
@@ -259,8 +285,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
     String description =
         LockPaths.description(System.currentTimeMillis(), HolderDescription.of(owner));
     long leaseNanos = lease.toNanos();
-    return submitAsync(
-        key, "acquire '" + lockName + "'", true, () -> acquireFast(key, leaseNanos, description));
+    wakeUps.asked(lockName, owner);
+    CompletableFuture<AcquireResult> answer =
+        submitAsync(
+            key,
+            "acquire '" + lockName + "'",
+            true,
+            () -> acquireFast(key, leaseNanos, description));
+    answer.thenAccept(
+        result -> {
+          if (result instanceof AcquireResult.Granted) {
+            wakeUps.finished(lockName, owner);
+          }
+        });
+    return answer;
   }
 
   /**
@@ -777,6 +815,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<Void> abandon(String lockName, String owner) {
+    wakeUps.finished(lockName, owner);
     Key key = new Key(lockName, owner);
     if (!entries.containsKey(key) && !tails.containsKey(key)) {
       return CompletableFuture.completedFuture(null); // nothing queued or pending for this owner
@@ -1271,13 +1310,21 @@ public final class ZooKeeperLockBackend implements LockBackend {
     this.events = events;
   }
 
+  /**
+   * Applies a connection change, then lets the calls waiting for a connection go (the gate opens
+   * only after the change is applied, so no call runs against a session that already ended), and
+   * wakes waiters whose watches a session change killed.
+   */
   private void onConnectionState(CuratorFramework c, ConnectionState state) {
     BackendEvents sink = events;
     switch (state) {
       case CONNECTED:
         sessionId = currentSessionId();
+        lossApplied = false;
+        gate.open();
         break;
       case SUSPENDED:
+        gate.close();
         if (sink != null) {
           sink.connectionSuspended("ZooKeeper connection to " + description + " suspended");
         }
@@ -1286,8 +1333,21 @@ public final class ZooKeeperLockBackend implements LockBackend {
         long now = currentSessionId();
         if (now != sessionId) {
           sessionId = now;
-          sessionLost("reconnected with a new session: the old one expired", sink);
+          String detail = "reconnected with a new session: the old one expired";
+          if (!lossApplied) {
+            // No LOST came first (Curator does not always report one): the change is a loss.
+            sessionLost(detail, sink);
+          }
+          lossApplied = false;
+          if (sink != null) {
+            // The connection is back: grants made in the new session must not start uncertain
+            // because of the suspension that preceded the loss (the lost ones stay lost).
+            sink.connectionRestored();
+          }
+          gate.open();
+          wakeUps.wakeAll(listeners, detail);
         } else {
+          lossApplied = false;
           for (Key key : List.copyOf(abandonAfterReconnect)) {
             abandonAfterReconnect.remove(key);
             abandon(key.lockName, key.owner);
@@ -1295,11 +1355,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
           if (sink != null) {
             sink.connectionRestored();
           }
+          gate.open();
         }
         break;
       case LOST:
-        sessionLost(
-            "ZooKeeper session lost (expired, or no connection within the session timeout)", sink);
+        gate.close(); // until the new session's RECONNECTED is applied
+        String detail =
+            "ZooKeeper session lost (expired, or no connection within the session timeout)";
+        sessionLost(detail, sink);
+        lossApplied = true;
+        // The waiters' watches died with the session: wake them now. Their new attempts wait at
+        // the gate for the new session (within the caller's bound).
+        wakeUps.wakeAll(listeners, detail);
         break;
       default:
         break;
@@ -1339,6 +1406,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       return;
     }
     client.getConnectionStateListenable().removeListener(connectionListener);
+    gate.shutdown();
     timer.shutdownNow();
     workers.shutdown();
     try {
@@ -1452,12 +1520,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   /**
-   * As {@link #submit(Key, String, Call)}; with {@code failFast}, fails at once while the client is
-   * not connected instead of queueing.
+   * As {@link #submit(Key, String, Call)}; with {@code whenConnected}, waits for a connection (see
+   * {@link ConnectionGate}) before it starts.
    */
   private <T> CompletableFuture<T> submit(
-      Key key, String operation, boolean failFast, Call<T> call) {
-    return submitAsync(key, operation, failFast, () -> onWorker(operation, call));
+      Key key, String operation, boolean whenConnected, Call<T> call) {
+    return submitAsync(key, operation, whenConnected, () -> onWorker(operation, call));
   }
 
   /**
@@ -1465,20 +1533,29 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * calling thread, if none is pending), and counts it finished when its future completes. {@code
    * call} must not block: it sends requests in the background or hands blocking work to {@link
    * #onWorker}.
+   *
+   * @param whenConnected wait, in turn, for a connection before starting, bounded by the connection
+   *     timeout: a connecting client is not an unreachable one, and the core bounds the caller's
+   *     wait. The call keeps its place in the key's order meanwhile, so a later abandon or release
+   *     of the same owner still runs after it.
    */
   private <T> CompletableFuture<T> submitAsync(
-      Key key, String operation, boolean failFast, AsyncCall<T> call) {
+      Key key, String operation, boolean whenConnected, AsyncCall<T> call) {
     CompletableFuture<T> result = new CompletableFuture<>();
     if (closed.get()) {
       result.completeExceptionally(new IllegalStateException("The ZooKeeper backend is closed"));
       return result;
     }
-    if (failFast && !client.getZookeeperClient().isConnected()) {
-      result.completeExceptionally(notConnected()); // fail fast: the core retries or gives up
-      return result;
-    }
     CompletableFuture<Void> done = new CompletableFuture<>();
-    Runnable start =
+    java.util.function.Consumer<@Nullable Throwable> finish =
+        failure -> {
+          if (failure != null) {
+            result.completeExceptionally(failure(operation, failure));
+          }
+          tails.remove(key, done);
+          done.complete(null);
+        };
+    Runnable run =
         () -> {
           CompletableFuture<T> running;
           try {
@@ -1490,13 +1567,23 @@ public final class ZooKeeperLockBackend implements LockBackend {
               (value, failure) -> {
                 if (failure == null) {
                   result.complete(value);
-                } else {
-                  result.completeExceptionally(failure(operation, failure));
                 }
-                tails.remove(key, done);
-                done.complete(null);
+                finish.accept(failure);
               });
         };
+    Runnable start =
+        whenConnected
+            ? () ->
+                gate.whenOpen()
+                    .whenComplete(
+                        (open, failure) -> {
+                          if (failure == null) {
+                            run.run();
+                          } else {
+                            finish.accept(failure);
+                          }
+                        })
+            : run;
     @SuppressWarnings("unchecked")
     CompletableFuture<Void>[] previous = new CompletableFuture[1];
     tails.compute(

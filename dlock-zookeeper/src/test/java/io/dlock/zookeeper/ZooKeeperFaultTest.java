@@ -124,6 +124,46 @@ class ZooKeeperFaultTest {
   }
 
   @Test
+  void aWaiterWhoseSessionExpiresIsGrantedWhenTheHolderReleases() throws Exception {
+    Duration session = Duration.ofSeconds(1);
+    LockClient holderClient = newClient();
+    LockClient waiterClient =
+        newClient(
+            ZooKeeperTestServers.settings(server.getConnectString(), root)
+                .withSessionTimeout(session));
+    ZooKeeperLockBackend waiterBackend = backends.get(backends.size() - 1);
+    String name = "waiter-expiry";
+    Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
+    Duration wait = millis(60_000);
+    CompletableFuture<Lease> waiting = waiterClient.lock(name).acquireAsync(wait);
+    await()
+        .atMost(millis(5_000))
+        .until(() -> ZooKeeperTestServers.nodesUnder(admin, root + "/" + name).size() == 2);
+
+    // The waiter's session expires (its client is told so, and the server drops the session
+    // within its timeout): the watch on the holder's node dies with it, so the holder's release
+    // below can reach the waiter only if the session change itself wakes it.
+    waiterBackend
+        .curator()
+        .getZookeeperClient()
+        .getZooKeeper()
+        .getTestable()
+        .injectSessionExpiration();
+    long releasedAt = System.nanoTime();
+    assertThat(held.release()).isTrue();
+
+    // Queued again in its new session (behind its old node until the server expires it).
+    Lease next = waiting.get(session.plus(millis(5_000)).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(Duration.ofNanos(System.nanoTime() - releasedAt))
+        .as("granted well within its wait of %s", wait)
+        .isLessThan(session.plus(millis(3_000)));
+    assertThat(next.isValid()).isTrue();
+    assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+    assertThat(holderClient.lock(name).tryAcquire()).isEmpty();
+    assertThat(next.release()).isTrue();
+  }
+
+  @Test
   void suspendedConnectionMakesTheLeaseUncertainUntilTheSameSessionIsBack() throws Exception {
     LockClient client = newClient();
     Lease held =

@@ -15,6 +15,8 @@ import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 import org.apache.curator.test.TestingZooKeeperServer;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.FourLetterWordMain;
 
 /**
@@ -194,6 +196,34 @@ final class ZooKeeperTestServers {
       throw new IllegalStateException(e);
     }
     return client;
+  }
+
+  /**
+   * Ends the session of {@code client} on the server, as its expiry would: a second handle takes
+   * the session over (same id and password) and closes it, so its ephemeral nodes go at once. The
+   * client learns it only when it next reaches the server; cut it off first (a {@link TcpProxy}),
+   * or it may take its session back before the close.
+   */
+  static void expireSessionOnServer(ZooKeeper client, String connectString) throws Exception {
+    java.util.concurrent.CountDownLatch connected = new java.util.concurrent.CountDownLatch(1);
+    ZooKeeper twin =
+        new ZooKeeper(
+            connectString,
+            10_000,
+            event -> {
+              if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+              }
+            },
+            client.getSessionId(),
+            client.getSessionPasswd());
+    try {
+      if (!connected.await(15, java.util.concurrent.TimeUnit.SECONDS)) {
+        throw new IllegalStateException("Could not take over session " + client.getSessionId());
+      }
+    } finally {
+      twin.close();
+    }
   }
 
   /** Deletes a lock's whole queue, parent included, as an operator might. */

@@ -1,0 +1,223 @@
+package io.dlock.zookeeper;
+
+import static io.dlock.testkit.TestTiming.millis;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.Lease;
+import io.dlock.LeaseState;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockOptions;
+import io.dlock.core.CoreLockClient;
+import io.dlock.spi.AcquireResult;
+import io.dlock.testkit.ForwardingLockBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A client whose connection is not there yet, or is being re-established, is connecting, not
+ * unreachable: its calls wait for the connection within the caller's bound. Each client under test
+ * reaches the server through a {@link TcpProxy} the test cuts and restores.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ZooKeeperConnectionChangeTest {
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private TestingServer server;
+  private String root;
+  private CuratorFramework admin;
+
+  @BeforeEach
+  void setUp() {
+    server = ZooKeeperTestServers.single();
+    root = "/dlock-connecting-" + UUID.randomUUID().toString().substring(0, 8);
+    admin = ZooKeeperTestServers.admin(server.getConnectString());
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+    try {
+      await()
+          .atMost(millis(15_000))
+          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
+    } finally {
+      admin.close();
+    }
+  }
+
+  private TcpProxy proxy(boolean cut) throws Exception {
+    TcpProxy proxy = new TcpProxy(server.getPort(), cut);
+    closeables.add(proxy);
+    return proxy;
+  }
+
+  private LockClient directClient() {
+    LockClient client =
+        CoreLockClient.create(
+            ZooKeeperLockBackend.connect(
+                ZooKeeperTestServers.settings(server.getConnectString(), root)),
+            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
+    closeables.add(client);
+    return client;
+  }
+
+  /** A backend that counts the acquisitions it was asked for, so the test knows one is under way. */
+  private static final class Observed extends ForwardingLockBackend {
+    final CountDownLatch asked = new CountDownLatch(1);
+
+    Observed(ZooKeeperLockBackend delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public CompletableFuture<AcquireResult> tryAcquire(
+        String lockName, String owner, Duration lease) {
+      CompletableFuture<AcquireResult> answer = super.tryAcquire(lockName, owner, lease);
+      asked.countDown();
+      return answer;
+    }
+  }
+
+  @Test
+  void anAcquireOnAJustStartedCuratorClientWaitsForItsConnection() throws Exception {
+    TcpProxy proxy = proxy(true);
+    CuratorFramework curator =
+        CuratorFrameworkFactory.newClient(proxy.address(), 4_000, 15_000, new RetryOneTime(100));
+    closeables.add(curator);
+    curator.start();
+    Observed backend = new Observed(ZooKeeperLockBackend.using(curator, root));
+    LockClient client =
+        CoreLockClient.create(
+            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
+    closeables.add(client);
+    String name = "first-call";
+
+    CompletableFuture<Lease> acquiring = client.lock(name).acquireAsync(millis(20_000));
+    assertThat(backend.asked.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(curator.getZookeeperClient().isConnected())
+        .as("the attempt was made before any connection")
+        .isFalse();
+    proxy.restore();
+
+    Lease lease = acquiring.get(millis(20_000).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(directClient().lock(name).tryAcquire()).isEmpty();
+    assertThat(lease.release()).isTrue();
+  }
+
+  @Test
+  void aJustStartedCuratorClientThatNeverConnectsFailsWithinTheCallersBound() throws Exception {
+    TcpProxy proxy = proxy(true);
+    CuratorFramework curator =
+        CuratorFrameworkFactory.newClient(proxy.address(), 4_000, 15_000, new RetryOneTime(100));
+    closeables.add(curator);
+    curator.start();
+    LockClient client =
+        ZooKeeperLocks.newClient(
+            curator, root, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(1)));
+    closeables.add(client);
+
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> client.lock("never").acquire(Duration.ofSeconds(3)))
+        .isInstanceOf(BackendUnavailableException.class);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(millis(3000 + 1000));
+  }
+
+  @Test
+  void aReleaseOfALeaseLostWithItsSessionWhileReconnectingReportsTheLoss() throws Exception {
+    TcpProxy proxy = proxy(false);
+    ZooKeeperLockBackend backend =
+        ZooKeeperLockBackend.connect(
+            ZooKeeperTestServers.settings(proxy.address(), root)
+                .withSessionTimeout(Duration.ofSeconds(20)));
+    LockClient client =
+        CoreLockClient.create(
+            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
+    closeables.add(client);
+    String name = "lost-while-away";
+    Lease held =
+        client
+            .lock(name, LockOptions.defaults().withRenewedLease(Duration.ofSeconds(30)))
+            .tryAcquire()
+            .orElseThrow();
+
+    // Partitioned, and its session ends on the server meanwhile: the node is gone, and the client
+    // can only learn it once it reaches the server again.
+    proxy.cut();
+    await().atMost(millis(10_000)).until(() -> held.state() == LeaseState.UNCERTAIN);
+    ZooKeeperTestServers.expireSessionOnServer(
+        backend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+    assertThat(ZooKeeperTestServers.nodesUnder(admin, root + "/" + name)).isEmpty();
+
+    CompletableFuture<Boolean> releasing = CompletableFuture.supplyAsync(held::release);
+    proxy.restore();
+    assertThat(releasing.get(millis(20_000).toMillis(), TimeUnit.MILLISECONDS))
+        .as("the lease was lost with its session")
+        .isFalse();
+    // The release itself is the report: the core ends the grant as the release starts, so the
+    // session's loss, applied while the release waited, finds no listener left to tell.
+    assertThat(held.isValid()).isFalse();
+
+    // The new session is a working one: a grant in it reads valid, not uncertain.
+    Lease again = client.lock(name).acquire(millis(10_000));
+    assertThat(again.state()).isEqualTo(LeaseState.VALID);
+    assertThat(again.release()).isTrue();
+  }
+
+  @Test
+  void aPartitionedWaiterWhoseSessionExpiredIsGrantedOnceItIsBack() throws Exception {
+    TcpProxy proxy = proxy(false);
+    ZooKeeperLockBackend waiterBackend =
+        ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(proxy.address(), root));
+    LockClient waiterClient =
+        CoreLockClient.create(
+            waiterBackend,
+            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
+    closeables.add(waiterClient);
+    LockClient holderClient = directClient();
+    String name = "waiter-partitioned";
+    Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
+    Duration wait = millis(60_000);
+    CompletableFuture<Lease> waiting = waiterClient.lock(name).acquireAsync(wait);
+    await()
+        .atMost(millis(5_000))
+        .until(() -> ZooKeeperTestServers.nodesUnder(admin, root + "/" + name).size() == 2);
+
+    // Cut off, the waiter's session ends on the server (its node and its watch with it), and the
+    // holder releases meanwhile: no watch is left to tell the waiter.
+    proxy.cut();
+    ZooKeeperTestServers.expireSessionOnServer(
+        waiterBackend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+    assertThat(held.release()).isTrue();
+    assertThat(ZooKeeperTestServers.nodesUnder(admin, root + "/" + name)).isEmpty();
+
+    long backAt = System.nanoTime();
+    proxy.restore();
+    Lease next = waiting.get(millis(10_000).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(Duration.ofNanos(System.nanoTime() - backAt))
+        .as("granted once back, well within its wait of %s", wait)
+        .isLessThan(millis(5_000));
+    assertThat(next.isValid()).isTrue();
+    assertThat(holderClient.lock(name).tryAcquire()).isEmpty();
+    assertThat(next.release()).isTrue();
+  }
+}
