@@ -16,7 +16,9 @@ public record ClaimAttempt(Kind kind, byte @Nullable [] result, Duration remaini
 
   /** The cases of a claim. */
   public enum Kind {
-    /** The caller now owns an in-progress record (claimed now, or by an earlier call of its own). */
+    /**
+     * The caller now owns an in-progress record (claimed now, or by an earlier call of its own).
+     */
     CLAIMED,
     /** Another caller's claim is running and has not expired. */
     IN_PROGRESS,

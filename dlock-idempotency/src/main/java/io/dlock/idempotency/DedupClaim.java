@@ -52,9 +52,9 @@ public final class DedupClaim implements AutoCloseable {
    *
    * @return false if the claim had expired and the record is no longer this caller's
    * @throws IllegalStateException if the claim was already completed or failed
-   * @throws IdempotencyStoreException if the store failed: the result may or may not be stored;
-   *     the claim stays open, so retry {@code complete} (or {@link #close()} fails it). A record
-   *     left in progress blocks the key until its timeout, and the work may run again after it
+   * @throws IdempotencyStoreException if the store failed: the result may or may not be stored; the
+   *     claim stays open, so retry {@code complete} (or {@link #close()} fails it). A record left
+   *     in progress blocks the key until its timeout, and the work may run again after it
    */
   public boolean complete(byte[] result) {
     boolean done = finish("complete", () -> store.complete(key, owner, result, retention));

@@ -34,9 +34,9 @@ import java.util.Objects;
  * String, ResultCodec, IdempotentAction)}), chosen once per request and used on every retry of it
  * (a message's delivery id, an id made when the request arrived). The methods without one draw a
  * fresh id per call: a repeat inside the store (a client library re-sending after a reconnect) is
- * recognised, but the caller's own retry is another request, told {@link
- * RunOnceResult.InProgress} until the lost claim's timeout. Two callers with one request id are one
- * request to the store and may both run the work: never share an id between requests.
+ * recognised, but the caller's own retry is another request, told {@link RunOnceResult.InProgress}
+ * until the lost claim's timeout. Two callers with one request id are one request to the store and
+ * may both run the work: never share an id between requests.
  *
  * <p>Defaults: in-progress timeout 60 s, retention of completed records 24 h, failed records kept 1
  * h (for inspection; they never block a retry).
@@ -156,8 +156,8 @@ public final class DedupRecords {
    * call that threw with the same request id to learn its outcome.
    *
    * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
-   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control
-   *     characters; the same on every retry of one request, never shared between requests
+   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control characters;
+   *     the same on every retry of one request, never shared between requests
    * @throws IdempotencyStoreException if the store failed; retry with the same request id
    */
   public boolean firstTime(String key, String requestId) {
@@ -192,8 +192,8 @@ public final class DedupRecords {
    * if it did; it is never told {@link RunOnceResult.InProgress} by its own earlier call.
    *
    * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
-   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control
-   *     characters; the same on every retry of one request, never shared between requests
+   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control characters;
+   *     the same on every retry of one request, never shared between requests
    * @throws IdempotentActionException wrapping a checked exception of the action (unchecked ones
    *     are rethrown as they are); the record is marked failed either way
    * @throws IdempotencyStoreException if the store failed; retry with the same request id
@@ -278,9 +278,9 @@ public final class DedupRecords {
    * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
    * @param fingerprint 0 to {@value #MAX_FINGERPRINT_LENGTH} characters (a hash of the request;
    *     empty when unused)
-   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control
-   *     characters; the same on every retry of one request, never shared between requests (two
-   *     callers with one request id would both own the claim)
+   * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control characters;
+   *     the same on every retry of one request, never shared between requests (two callers with one
+   *     request id would both own the claim)
    * @throws IdempotencyStoreException if the store failed; retry with the same request id
    */
   public ClaimOutcome claim(String key, String fingerprint, String requestId) {

@@ -19,8 +19,8 @@ public interface DedupStore {
    * progress (with its remaining time) or completed (with its result).
    *
    * <p>Safe to repeat: if the record is {@code owner}'s own claim, still in progress (this claim
-   * was made before and its answer lost, or the client library sent it twice), the answer is
-   * {@link ClaimAttempt.Kind#CLAIMED} again and the in-progress timeout starts again from now.
+   * was made before and its answer lost, or the client library sent it twice), the answer is {@link
+   * ClaimAttempt.Kind#CLAIMED} again and the in-progress timeout starts again from now.
    *
    * @param key 1 to {@link DedupRecords#MAX_KEY_LENGTH} characters, checked by the caller
    * @param fingerprint what identifies the request (empty when unused), at most 128 characters

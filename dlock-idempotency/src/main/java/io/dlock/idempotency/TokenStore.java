@@ -23,9 +23,9 @@ import java.time.Duration;
  * again (while the tombstone is retained), and any other request id gets {@link
  * TokenConsumption#ALREADY_CONSUMED}. So a caller that may retry passes its own request id to
  * {@link #consume(String, String)}, chooses it once per request and uses it on every retry of that
- * request. {@link #consume(String)} draws a fresh one for each call: a repeat inside the store
- * (a client library re-sending the command after a reconnect) is still recognised, but a retry by
- * the caller is a different request and is told {@link TokenConsumption#ALREADY_CONSUMED}.
+ * request. {@link #consume(String)} draws a fresh one for each call: a repeat inside the store (a
+ * client library re-sending the command after a reconnect) is still recognised, but a retry by the
+ * caller is a different request and is told {@link TokenConsumption#ALREADY_CONSUMED}.
  */
 public interface TokenStore {
 
@@ -59,8 +59,8 @@ public interface TokenStore {
   /**
    * Consumes {@code token} for the request {@code requestId} if it is valid; says which case it is
    * otherwise. If this request consumed the token before (a retry of a call whose answer was lost),
-   * the answer is {@link TokenConsumption#CONSUMED} again, for as long as the tombstone is retained;
-   * another request id gets {@link TokenConsumption#ALREADY_CONSUMED}.
+   * the answer is {@link TokenConsumption#CONSUMED} again, for as long as the tombstone is
+   * retained; another request id gets {@link TokenConsumption#ALREADY_CONSUMED}.
    *
    * <p>The request id names one request of one caller and is the same on every retry of it (an id
    * the caller made when the request arrived, a message id). Two callers using one request id are

@@ -152,8 +152,7 @@ abstract class IdempotencyStoreContractTest {
   }
 
   @Test
-  void ofSixteenConcurrentRequestsEachRepeatedExactlyOneIsToldConsumedEveryTime()
-      throws Exception {
+  void ofSixteenConcurrentRequestsEachRepeatedExactlyOneIsToldConsumedEveryTime() throws Exception {
     TokenStore tokens = tokenStore(Duration.ofHours(1));
     IssuedToken token = tokens.issue(Duration.ofMinutes(1));
     CountDownLatch start = new CountDownLatch(1);
@@ -248,8 +247,7 @@ abstract class IdempotencyStoreContractTest {
     assertThat(store.complete(key, owner, bytes("other"), Duration.ofHours(1))).isTrue();
     assertThat(store.complete(key, Tokens.newToken(), bytes("x"), Duration.ofHours(1))).isFalse();
     assertThat(store.fail(key, owner, Duration.ofHours(1))).isFalse();
-    assertThat(store.tryClaim(key, "", Tokens.newToken(), timeout).result())
-        .isEqualTo(bytes("r"));
+    assertThat(store.tryClaim(key, "", Tokens.newToken(), timeout).result()).isEqualTo(bytes("r"));
 
     String failedKey = uniqueKey("fail");
     assertThat(store.tryClaim(failedKey, "", owner, timeout).kind())

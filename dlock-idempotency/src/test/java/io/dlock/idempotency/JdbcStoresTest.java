@@ -1,12 +1,19 @@
 package io.dlock.idempotency;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.zaxxer.hikari.HikariDataSource;
 import io.dlock.idempotency.jdbc.JdbcIdempotency;
+import io.dlock.idempotency.jdbc.JdbcIdempotencySettings;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 
 /** The contract on one database; subclasses say which. */
 abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
@@ -45,6 +52,37 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
   @Override
   DedupStore dedupStore() {
     return JdbcIdempotency.on(pool, TestDatabases.settings(PREFIX)).dedupStore();
+  }
+
+  @Test
+  void tokenTablesMadeBeforeRequestIdsGetTheirColumnFromCreateSchemaAndOtherwiseAClearError()
+      throws Exception {
+    String prefix = PREFIX + "old_";
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
+      s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
+      // The table as the previous version made it, without consumed_by.
+      s.execute(
+          "CREATE TABLE "
+              + prefix
+              + "tokens (token_hash VARCHAR(64) NOT NULL PRIMARY KEY, expires_at BIGINT NOT NULL,"
+              + " consumed_at BIGINT, forget_at BIGINT NOT NULL)");
+    }
+    JdbcIdempotency db =
+        JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
+    TokenStore tokens = db.tokenStore();
+    IssuedToken token = tokens.issue(Duration.ofMinutes(1));
+    assertThatThrownBy(() -> tokens.consume(token.value()))
+        .isInstanceOf(IdempotencyStoreException.class)
+        .hasMessageContaining("call createSchema()")
+        .hasMessageContaining("ADD consumed_by VARCHAR(64)");
+
+    db.createSchema();
+    db.createSchema(); // a second time changes nothing
+    assertThat(tokens.consume(token.value(), "request")).isEqualTo(TokenConsumption.CONSUMED);
+    assertThat(tokens.consume(token.value(), "request")).isEqualTo(TokenConsumption.CONSUMED);
+    assertThat(tokens.consume(token.value(), "other")).isEqualTo(TokenConsumption.ALREADY_CONSUMED);
   }
 
   @Override

@@ -24,10 +24,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Real lost replies on Redis: a proxy passes a consume, claim or completion script on to the server,
- * throws its answer away and resets or closes the connection. The call throws (the store rejects
- * commands while disconnected, so Lettuce does not re-send it), the server has run it, and the
- * caller retries with the same request id once reconnected: the retry must get the first call's
+ * Real lost replies on Redis: a proxy passes a consume, claim or completion script on to the
+ * server, throws its answer away and resets or closes the connection. The call throws (the store
+ * rejects commands while disconnected, so Lettuce does not re-send it), the server has run it, and
+ * the caller retries with the same request id once reconnected: the retry must get the first call's
  * outcome, not be told that its own consumption or claim was someone else's. (A client that
  * re-sends by itself is {@code redis.RedisScriptReplayTest}.)
  */

@@ -97,8 +97,7 @@ class RedisScriptReplayTest {
     String timeout = Long.toString(Duration.ofMinutes(1).toMillis());
     String owner = Tokens.newToken();
     List<Object> warmUp =
-        scripts.claim.call(
-            resending, "dlock:idem:dedup:" + UUID.randomUUID(), owner, "", timeout);
+        scripts.claim.call(resending, "dlock:idem:dedup:" + UUID.randomUUID(), owner, "", timeout);
     assertThat(warmUp).containsExactly("claimed");
     String key = "dlock:idem:dedup:" + UUID.randomUUID();
 
