@@ -24,7 +24,8 @@ final class BackendOptions {
       names = "--backend",
       paramLabel = "URI",
       description =
-          "redis://host:port, rediss://..., zk://host:port[,host:port]/root, jdbc:postgresql://...,"
+          "redis://host:port, rediss://..., redlock://host:port,host:port,...,"
+              + " zk://host:port[,host:port]/root, jdbc:postgresql://...,"
               + " jdbc:mariadb://..., jdbc:h2:... (default: $DLOCK_BACKEND, or backend= in --config)")
   @Nullable String backend;
 

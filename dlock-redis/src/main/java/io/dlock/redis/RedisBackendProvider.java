@@ -9,7 +9,9 @@ import java.util.Map;
 /**
  * Makes Redis backends from {@code redis://} and {@code rediss://} URIs for {@link
  * io.dlock.LockClients}. Properties: {@code username}, {@code password}, {@code keyPrefix}, {@code
- * commandTimeout} (an ISO-8601 duration such as {@code PT2S}).
+ * commandTimeout} (an ISO-8601 duration such as {@code PT2S}); for {@code redlock://host:port,...}
+ * (and {@code redlocks://}), {@code keyPrefix} and {@code nodeTimeout} (ISO-8601), with the
+ * credentials in the URI.
  */
 public final class RedisBackendProvider implements LockBackendProvider {
 
@@ -28,6 +30,9 @@ public final class RedisBackendProvider implements LockBackendProvider {
   @Override
   public LockBackend connect(
       String uri, Map<String, String> properties, LockClientOptions options) {
+    if (uri.startsWith("redlock://") || uri.startsWith("redlocks://")) {
+      return connectRedlock(uri, properties);
+    }
     RedisLockSettings settings = RedisLockSettings.of(uri);
     String prefix = properties.get("keyPrefix");
     if (prefix != null) {
@@ -42,5 +47,18 @@ public final class RedisBackendProvider implements LockBackendProvider {
       settings = settings.withCredentials(properties.get("username"), password.toCharArray());
     }
     return RedisLockBackend.connect(settings);
+  }
+
+  private static LockBackend connectRedlock(String uri, Map<String, String> properties) {
+    RedlockSettings settings = RedlockSettings.parse(uri);
+    String prefix = properties.get("keyPrefix");
+    if (prefix != null) {
+      settings = settings.withKeyPrefix(prefix);
+    }
+    String timeout = properties.get("nodeTimeout");
+    if (timeout != null) {
+      settings = settings.withNodeTimeout(Duration.parse(timeout));
+    }
+    return RedlockLockBackend.connect(settings);
   }
 }

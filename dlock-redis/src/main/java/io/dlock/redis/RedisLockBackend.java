@@ -135,8 +135,8 @@ public final class RedisLockBackend implements LockBackend {
   }
 
   /**
-   * Takes back the hold that acquire request {@code request} added, if that request was the last
-   * to change the lock (see {@code undo-acquire.lua}).
+   * Takes back the hold that acquire request {@code request} added, if that request was the last to
+   * change the lock (see {@code undo-acquire.lua}).
    *
    * @return true if a hold was taken back
    */

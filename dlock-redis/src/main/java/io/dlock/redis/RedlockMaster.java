@@ -58,9 +58,7 @@ final class RedlockMaster {
     }
     long now = System.nanoTime();
     long last = lastAttempt.get();
-    if (closed
-        || now - last < RECONNECT_INTERVAL_NANOS
-        || !connecting.compareAndSet(false, true)) {
+    if (closed || now - last < RECONNECT_INTERVAL_NANOS || !connecting.compareAndSet(false, true)) {
       return CompletableFuture.completedFuture(false);
     }
     lastAttempt.set(now);

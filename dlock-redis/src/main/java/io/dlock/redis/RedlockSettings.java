@@ -45,8 +45,9 @@ public final class RedlockSettings {
   }
 
   /**
-   * Parses {@code redlock://host:port,host:port,...} (or {@code redlocks://} for TLS); user and
-   * password, if any, apply to every master.
+   * Parses {@code redlock://host:port,host:port,...[?nodeTimeout=PT0.2S&keyPrefix=app:]} (or {@code
+   * redlocks://} for TLS); user and password, if any, apply to every master. The query takes {@code
+   * nodeTimeout} (an ISO-8601 duration) and {@code keyPrefix}.
    */
   public static RedlockSettings parse(String uri) {
     Objects.requireNonNull(uri, "uri");
@@ -58,6 +59,12 @@ public final class RedlockSettings {
               + "'");
     }
     String rest = uri.substring(uri.indexOf("://") + 3);
+    String query = "";
+    int question = rest.indexOf('?');
+    if (question >= 0) {
+      query = rest.substring(question + 1);
+      rest = rest.substring(0, question);
+    }
     String userInfo = "";
     int at = rest.lastIndexOf('@');
     if (at >= 0) {
@@ -70,7 +77,32 @@ public final class RedlockSettings {
         masters.add((tls ? "rediss://" : "redis://") + userInfo + hostPort.trim());
       }
     }
-    return of(masters);
+    RedlockSettings settings = of(masters);
+    for (String parameter : query.split("&")) {
+      if (parameter.isEmpty()) {
+        continue;
+      }
+      int eq = parameter.indexOf('=');
+      String key = eq < 0 ? parameter : parameter.substring(0, eq);
+      String value = eq < 0 ? "" : parameter.substring(eq + 1);
+      switch (key) {
+        case "nodeTimeout" -> settings = settings.withNodeTimeout(parseDuration(key, value));
+        case "keyPrefix" -> settings = settings.withKeyPrefix(value);
+        default ->
+            throw new IllegalArgumentException(
+                "redlock URI parameter '" + key + "' is not known; known: nodeTimeout, keyPrefix");
+      }
+    }
+    return settings;
+  }
+
+  private static Duration parseDuration(String name, String value) {
+    try {
+      return Duration.parse(value);
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException(
+          name + " must be an ISO-8601 duration such as PT0.2S, but was '" + value + "'");
+    }
   }
 
   /**

@@ -16,13 +16,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The undo ({@code undo-acquire.lua}) names the acquire's request id, so it only ever takes back
  * that request's own hold, and it is idempotent. It goes out on the same connection after the
- * acquire, so it runs after it whenever the acquire ran at all, and it carries the script's
- * source, so one send is enough. While the connection is down the undo fails at once (commands are
- * rejected while disconnected): it was not sent, and it is repeated with a capped backoff until it
- * is sent or the lease asked for has ended on its own. An undo that was sent but not answered in
- * time (a network slower than the command timeout) is not repeated: it runs after the acquire as
- * surely as a repeat would. Retries use the common pool's delayed executor: a backend owns no
- * thread.
+ * acquire, so it runs after it whenever the acquire ran at all, and it carries the script's source,
+ * so one send is enough. While the connection is down the undo fails at once (commands are rejected
+ * while disconnected): it was not sent, and it is repeated with a capped backoff until it is sent
+ * or the lease asked for has ended on its own. An undo that was sent but not answered in time (a
+ * network slower than the command timeout) is not repeated: it runs after the acquire as surely as
+ * a repeat would. Retries use the common pool's delayed executor: a backend owns no thread.
  */
 final class UnansweredAcquireUndo {
   private static final Logger log = LoggerFactory.getLogger(UnansweredAcquireUndo.class);
@@ -48,10 +47,7 @@ final class UnansweredAcquireUndo {
    *     the undo's answer was lost, or the lease ended first; never exceptionally
    */
   static CompletableFuture<Boolean> start(
-      String lockName,
-      Duration lease,
-      long sentNanos,
-      Supplier<CompletableFuture<Boolean>> undo) {
+      String lockName, Duration lease, long sentNanos, Supplier<CompletableFuture<Boolean>> undo) {
     CompletableFuture<Boolean> done = new CompletableFuture<>();
     new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos())
         .attempt(FIRST_RETRY_MILLIS, done);

@@ -68,7 +68,9 @@ class RedisUnansweredGrantTest {
     RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
     await()
         .atMost(millis(10_000))
-        .until(() -> RedisTestServers.embedded().command("GET", keys.fence(name)).endsWith("\r\n2\r\n"));
+        .until(
+            () ->
+                RedisTestServers.embedded().command("GET", keys.fence(name)).endsWith("\r\n2\r\n"));
     // The grant is made on the server, then taken back by the undo that follows it.
     await()
         .atMost(millis(10_000))

@@ -12,8 +12,8 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
 import io.dlock.core.CoreLockClient;
 import io.dlock.spi.AcquireResult;
-import io.dlock.testkit.server.RedisServerProcess;
 import io.dlock.testkit.net.TcpProxy;
+import io.dlock.testkit.server.RedisServerProcess;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -221,8 +221,7 @@ class RedlockFaultTest {
       List<String> uris = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
         if (i < 2) {
-          TcpProxy silent =
-              new TcpProxy(new InetSocketAddress("127.0.0.1", masters.get(i).port()));
+          TcpProxy silent = new TcpProxy(new InetSocketAddress("127.0.0.1", masters.get(i).port()));
           silent.cut();
           blackholes.add(silent);
           uris.add("redis://127.0.0.1:" + silent.port());
