@@ -746,6 +746,46 @@ public abstract class LockContractTest {
   }
 
   /**
+   * Every name the API accepts is a lock of its own on every backend: braces (Redis Cluster hash
+   * tags: a name starting with "}" once made an empty tag and a CROSSSLOT error), slashes
+   * (ZooKeeper paths), quotes and percent signs (SQL), wildcards (key patterns), spaces and
+   * non-ASCII text.
+   */
+  @Test
+  void namesWithBracesSlashesQuotesAndWildcardsAreLocksOfTheirOwn() {
+    LockClient client = newClient();
+    LockClient other = newClient();
+    // Each name starts with its awkward part: a unique prefix in front would hide it.
+    List<String> awkward =
+        List.of(
+            "}" + name("closing-brace-first"),
+            "{" + name("opening-brace-first"),
+            "{}" + name("empty-tag-first"),
+            "}{" + name("braces-reversed"),
+            "/" + name("a/b/../c"),
+            "'" + name("quote'and\"double"),
+            "%" + name("percent%_under"),
+            "*" + name("star*question?[set]"),
+            " " + name("space and text"),
+            "名" + name("非ASCII"));
+    List<Lease> held = new ArrayList<>();
+    for (String lockName : awkward) {
+      Lease lease = client.lock(lockName).tryAcquire().orElseThrow();
+      assertThat(other.lock(lockName).tryAcquire()).as("'%s' excludes others", lockName).isEmpty();
+      held.add(lease);
+    }
+    assertThat(other.lock(name("closing-brace-first")).tryAcquire())
+        .as("a name is not another with its first character removed")
+        .hasValueSatisfying(Lease::release);
+    for (Lease lease : held) {
+      assertThat(lease.release()).isTrue();
+    }
+    for (String lockName : awkward) {
+      assertThat(other.lock(lockName).tryAcquire()).hasValueSatisfying(Lease::release);
+    }
+  }
+
+  /**
    * An owner id's grant ends on the server behind its holder's back (here a forced release; in
    * production an expiry during a partition or a failover), and the same owner id is granted the
    * lock again through another client. The first holder's late release must not touch the newer
