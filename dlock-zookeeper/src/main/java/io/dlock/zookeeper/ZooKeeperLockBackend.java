@@ -724,8 +724,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 e -> e == null ? releaseForeign(key) : releaseOwn(key, e, fencingToken)));
   }
 
-  private ReleaseResult releaseOwn(Key key, QueueEntry entry, long fencingToken)
-      throws Exception {
+  private ReleaseResult releaseOwn(Key key, QueueEntry entry, long fencingToken) throws Exception {
     if (entry.node == null || entry.localHolds == 0) {
       return releaseForeign(key);
     }
@@ -1754,8 +1753,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     /**
      * Whether {@link #node} is the grant with this fencing token (its {@code czxid}). One owner id
-     * can be granted a lock again after its earlier grant ended behind its holders' backs; the
-     * node then changes, and so does the token, while the owner stays the same.
+     * can be granted a lock again after its earlier grant ended behind its holders' backs; the node
+     * then changes, and so does the token, while the owner stays the same.
      */
     boolean isGrant(long fencingToken) {
       return czxid == fencingToken;

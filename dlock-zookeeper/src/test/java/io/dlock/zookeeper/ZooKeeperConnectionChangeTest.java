@@ -14,12 +14,13 @@ import io.dlock.LockOptions;
 import io.dlock.core.CoreLockClient;
 import io.dlock.spi.AcquireResult;
 import io.dlock.testkit.ForwardingLockBackend;
+import io.dlock.testkit.net.TcpProxy;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -64,8 +65,11 @@ class ZooKeeperConnectionChangeTest {
     }
   }
 
-  private TcpProxy proxy(boolean cut) throws Exception {
-    TcpProxy proxy = new TcpProxy(server.getPort(), cut);
+  private TcpProxy proxy(boolean down) {
+    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
+    if (down) {
+      proxy.refuse();
+    }
     closeables.add(proxy);
     return proxy;
   }
@@ -80,7 +84,9 @@ class ZooKeeperConnectionChangeTest {
     return client;
   }
 
-  /** A backend that counts the acquisitions it was asked for, so the test knows one is under way. */
+  /**
+   * A backend that counts the acquisitions it was asked for, so the test knows one is under way.
+   */
   private static final class Observed extends ForwardingLockBackend {
     final CountDownLatch asked = new CountDownLatch(1);
 
@@ -116,7 +122,7 @@ class ZooKeeperConnectionChangeTest {
     assertThat(curator.getZookeeperClient().isConnected())
         .as("the attempt was made before any connection")
         .isFalse();
-    proxy.restore();
+    proxy.allow();
 
     Lease lease = acquiring.get(millis(20_000).toMillis(), TimeUnit.MILLISECONDS);
     assertThat(lease.isValid()).isTrue();
@@ -133,7 +139,9 @@ class ZooKeeperConnectionChangeTest {
     curator.start();
     LockClient client =
         ZooKeeperLocks.newClient(
-            curator, root, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(1)));
+            curator,
+            root,
+            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(1)));
     closeables.add(client);
 
     long start = System.nanoTime();
@@ -162,14 +170,14 @@ class ZooKeeperConnectionChangeTest {
 
     // Partitioned, and its session ends on the server meanwhile: the node is gone, and the client
     // can only learn it once it reaches the server again.
-    proxy.cut();
+    proxy.refuse();
     await().atMost(millis(10_000)).until(() -> held.state() == LeaseState.UNCERTAIN);
     ZooKeeperTestServers.expireSessionOnServer(
         backend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
     assertThat(ZooKeeperTestServers.nodesUnder(admin, root + "/" + name)).isEmpty();
 
     CompletableFuture<Boolean> releasing = CompletableFuture.supplyAsync(held::release);
-    proxy.restore();
+    proxy.allow();
     assertThat(releasing.get(millis(20_000).toMillis(), TimeUnit.MILLISECONDS))
         .as("the lease was lost with its session")
         .isFalse();
@@ -204,14 +212,14 @@ class ZooKeeperConnectionChangeTest {
 
     // Cut off, the waiter's session ends on the server (its node and its watch with it), and the
     // holder releases meanwhile: no watch is left to tell the waiter.
-    proxy.cut();
+    proxy.refuse();
     ZooKeeperTestServers.expireSessionOnServer(
         waiterBackend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
     assertThat(held.release()).isTrue();
     assertThat(ZooKeeperTestServers.nodesUnder(admin, root + "/" + name)).isEmpty();
 
     long backAt = System.nanoTime();
-    proxy.restore();
+    proxy.allow();
     Lease next = waiting.get(millis(10_000).toMillis(), TimeUnit.MILLISECONDS);
     assertThat(Duration.ofNanos(System.nanoTime() - backAt))
         .as("granted once back, well within its wait of %s", wait)

@@ -60,7 +60,8 @@ class ZooKeeperOwnerIdRegrantTest {
   }
 
   private void endTheGrantBehindItsHoldersBacks() {
-    ZooKeeperTestServers.deleteLock(ZooKeeperTestServers.single().getConnectString(), root, lockName);
+    ZooKeeperTestServers.deleteLock(
+        ZooKeeperTestServers.single().getConnectString(), root, lockName);
   }
 
   @Test

@@ -201,8 +201,8 @@ final class ZooKeeperTestServers {
   /**
    * Ends the session of {@code client} on the server, as its expiry would: a second handle takes
    * the session over (same id and password) and closes it, so its ephemeral nodes go at once. The
-   * client learns it only when it next reaches the server; cut it off first (a {@link TcpProxy}),
-   * or it may take its session back before the close.
+   * client learns it only when it next reaches the server; cut it off first (a {@link
+   * io.dlock.testkit.net.TcpProxy}), or it may take its session back before the close.
    */
   static void expireSessionOnServer(ZooKeeper client, String connectString) throws Exception {
     java.util.concurrent.CountDownLatch connected = new java.util.concurrent.CountDownLatch(1);

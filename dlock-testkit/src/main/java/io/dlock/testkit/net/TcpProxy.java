@@ -21,6 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * client's network path and no other's.
  *
  * <ul>
+ *   <li>{@link #refuse} closes every connection and each new one at once, until {@link #allow}.
+ *   <li>{@link #dropNextReply} loses one answer of the server and resets that connection.
  *   <li>{@link #delay} holds every chunk, in both directions, for a fixed time before passing it
  *       on.
  *   <li>{@link #cut} stops all traffic, as a partition does: bytes sent during the cut are held,
@@ -36,6 +38,7 @@ public final class TcpProxy implements AutoCloseable {
   private final ReentrantLock gateLock = new ReentrantLock();
   private final Condition gateOpen = gateLock.newCondition();
   private volatile boolean cut;
+  private volatile boolean refusing;
   private volatile long delayNanos;
   private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean dropNextReply =
@@ -55,6 +58,27 @@ public final class TcpProxy implements AutoCloseable {
 
   public int port() {
     return listener.getLocalPort();
+  }
+
+  /** {@code 127.0.0.1:<port>} of the proxy, for a connect string. */
+  public String address() {
+    return "127.0.0.1:" + port();
+  }
+
+  /**
+   * Takes the path down, as a dead server or a closed port looks: every connection is closed and
+   * new ones are closed at once, until {@link #allow}. Unlike {@link #cut}, clients notice at once.
+   */
+  public void refuse() {
+    refusing = true;
+    for (Socket s : sockets) {
+      closeQuietly(s);
+    }
+  }
+
+  /** Ends {@link #refuse}: new connections are forwarded again. */
+  public void allow() {
+    refusing = false;
   }
 
   public void delay(long millis) {
@@ -97,6 +121,10 @@ public final class TcpProxy implements AutoCloseable {
         client = listener.accept();
       } catch (IOException e) {
         return; // closed
+      }
+      if (refusing) {
+        closeQuietly(client);
+        continue;
       }
       Socket server = new Socket();
       try {
