@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.dlock.idempotency.redis.RedisIdempotency;
 import io.dlock.idempotency.redis.RedisIdempotencySettings;
 import io.dlock.testkit.TestTiming;
+import io.dlock.testkit.net.TcpProxy;
 import io.dlock.testkit.server.RedisServerProcess;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -34,7 +35,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisLostReplyTest {
   private static RedisServerProcess server;
-  private ReplyDroppingProxy proxy;
+  private TcpProxy proxy;
   private RedisIdempotency redis;
 
   @BeforeAll
@@ -51,7 +52,7 @@ class RedisLostReplyTest {
 
   @BeforeEach
   void connectThroughTheProxy() {
-    proxy = new ReplyDroppingProxy(new InetSocketAddress("127.0.0.1", server.port()));
+    proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.port()));
     redis =
         RedisIdempotency.connect(
             RedisIdempotencySettings.of("redis://127.0.0.1:" + proxy.port())

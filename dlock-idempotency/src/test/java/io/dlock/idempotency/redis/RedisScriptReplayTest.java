@@ -3,8 +3,8 @@ package io.dlock.idempotency.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dlock.idempotency.IssuedToken;
-import io.dlock.idempotency.ReplyDroppingProxy;
 import io.dlock.idempotency.Tokens;
+import io.dlock.testkit.net.TcpProxy;
 import io.dlock.testkit.server.RedisServerProcess;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Timeout;
 class RedisScriptReplayTest {
   private static RedisServerProcess server;
   private static RedisIdempotency scripts;
-  private ReplyDroppingProxy proxy;
+  private TcpProxy proxy;
   private RedisClient client;
   private RedisCommands<String, String> resending;
 
@@ -55,7 +55,7 @@ class RedisScriptReplayTest {
 
   @BeforeEach
   void connectAClientThatResends() {
-    proxy = new ReplyDroppingProxy(new InetSocketAddress("127.0.0.1", server.port()));
+    proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.port()));
     client = RedisClient.create(RedisURI.create("redis://127.0.0.1:" + proxy.port()));
     StatefulRedisConnection<String, String> connection = client.connect();
     resending = connection.sync();

@@ -13,6 +13,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -41,8 +43,9 @@ public final class TcpProxy implements AutoCloseable {
   private volatile boolean refusing;
   private volatile long delayNanos;
   private volatile boolean closed;
-  private final java.util.concurrent.atomic.AtomicBoolean dropNextReply =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean dropNextReply = new AtomicBoolean();
+  private volatile boolean resetOnDrop = true;
+  private final AtomicInteger droppedReplies = new AtomicInteger();
 
   public TcpProxy(InetSocketAddress target) {
     this.target = target;
@@ -91,7 +94,21 @@ public final class TcpProxy implements AutoCloseable {
    * acted would. The request reached the server; the client never learns its outcome.
    */
   public void dropNextReply() {
+    dropNextReply(true);
+  }
+
+  /**
+   * As {@link #dropNextReply()}; {@code reset} false closes the connection in order (FIN) instead
+   * of resetting it, as a proxy or load balancer that gives up may.
+   */
+  public void dropNextReply(boolean reset) {
+    resetOnDrop = reset;
     dropNextReply.set(true);
+  }
+
+  /** How many answers were thrown away so far. */
+  public int droppedReplies() {
+    return droppedReplies.get();
   }
 
   public void cut() {
@@ -178,9 +195,12 @@ public final class TcpProxy implements AutoCloseable {
                   }
                   awaitGate();
                   if (towardClient && dropNextReply.compareAndSet(true, false)) {
-                    reset(to);
-                    reset(from);
-                    break;
+                    droppedReplies.incrementAndGet();
+                    if (resetOnDrop) {
+                      reset(to);
+                      reset(from);
+                    }
+                    break; // then both sockets are closed
                   }
                   out.write(chunk.bytes);
                 }
