@@ -31,17 +31,29 @@ final class Checker {
     final String lock;
     final long token;
     final long start;
+    final String owner; // the shared owner id, or null
+    long acquiringAt;
     long end = Long.MAX_VALUE;
     long lostAt = Long.MAX_VALUE;
     long releasedAt = Long.MAX_VALUE;
     String releaseResult;
-    boolean paused;
+    boolean paused; // or its grant was deleted behind its back (a forced release)
 
-    Hold(String source, String lock, long token, long start) {
+    Hold(String source, String lock, long token, long start, String owner) {
       this.source = source;
       this.lock = lock;
       this.token = token;
       this.start = start;
+      this.owner = owner;
+      this.acquiringAt = start;
+    }
+
+    /**
+     * Holds of one grant: with a shared owner id, every hold of that owner id with the same token
+     * (one grant, re-entered across processes) is one holder; otherwise each hold is its own.
+     */
+    Object grant() {
+      return owner == null ? this : lock + "|" + token + "|" + owner;
     }
 
     boolean contains(long t) {
@@ -66,6 +78,7 @@ final class Checker {
     List<long[]> restartWindows = new ArrayList<>();
     long restartBegin = 0;
     Map<String, long[]> openWaits = new HashMap<>(); // source|lock -> {start}
+    Map<String, Long> acquiring = new HashMap<>(); // source|lock -> the last ACQUIRING
     List<Object[]> waits = new ArrayList<>(); // {lock, start, end}
     for (Event e : history) {
       lastEvent = Math.max(lastEvent, e.nanos());
@@ -80,11 +93,19 @@ final class Checker {
         openWaits.entrySet().removeIf(o -> o.getKey().startsWith(e.detail() + "|"));
       }
       String key = e.source() + "|" + e.lock() + "|" + e.token();
+      if (e.kind() == Event.Kind.ACQUIRING) {
+        acquiring.put(e.source() + "|" + e.lock(), e.nanos());
+      }
       switch (e.kind()) {
         case RUN_BEGIN -> runBegin = e.nanos();
         case RUN_END -> runEnd = e.nanos();
         case GRANT -> {
-          Hold h = new Hold(e.source(), e.lock(), e.token(), e.nanos());
+          String owner =
+              settings.sharedOwnerIds() && e.detail().startsWith("owner ")
+                  ? e.detail().substring("owner ".length())
+                  : null;
+          Hold h = new Hold(e.source(), e.lock(), e.token(), e.nanos(), owner);
+          h.acquiringAt = acquiring.getOrDefault(e.source() + "|" + e.lock(), e.nanos());
           holds.add(h);
           open.put(key, h);
           bySource.computeIfAbsent(e.source(), s -> new ArrayList<>()).add(h);
@@ -147,11 +168,38 @@ final class Checker {
         }
       }
     }
+    // A forced release deletes a grant behind its holders' backs: they learn of it at their next
+    // renewal, and meanwhile others may be granted the lock (as after a pause). Every hold of the
+    // deleted grant (its lock and token, whichever process holds it) is marked.
+    List<Hold> forcedHolds = new ArrayList<>();
+    for (Event f : faultEvents) {
+      if (f.kind() != Event.Kind.FORCE_RELEASE) {
+        continue;
+      }
+      java.util.Set<Long> tokens = new java.util.HashSet<>();
+      holds.stream()
+          .filter(h -> h.lock.equals(f.lock()) && h.contains(f.nanos()))
+          .forEach(h -> tokens.add(h.token));
+      if (f.token() > 0) {
+        tokens.add(f.token());
+      }
+      holds.stream()
+          // asked for before the deletion: granted the old grant even if answered after it
+          .filter(
+              h ->
+                  h.lock.equals(f.lock()) && tokens.contains(h.token) && h.acquiringAt <= f.nanos())
+          .forEach(
+              h -> {
+                h.paused = true;
+                forcedHolds.add(h);
+              });
+    }
     List<String> failures = new ArrayList<>();
 
-    // Overlapping holds of one lock.
+    // Overlapping holds of one lock (holds of one grant are one holder).
     int overlaps = 0;
     int explained = 0;
+    String firstOverlap = null;
     Map<String, List<Hold>> byLock = new HashMap<>();
     holds.forEach(h -> byLock.computeIfAbsent(h.lock, k -> new ArrayList<>()).add(h));
     for (List<Hold> list : byLock.values()) {
@@ -160,16 +208,26 @@ final class Checker {
         Hold a = list.get(i);
         for (int j = i + 1; j < list.size() && list.get(j).start < a.end; j++) {
           Hold b = list.get(j);
+          if (a.grant().equals(b.grant())) {
+            continue;
+          }
           if (a.paused || b.paused) {
             explained++;
           } else {
             overlaps++;
+            if (firstOverlap == null) {
+              firstOverlap = describe(a, runBegin) + " and " + describe(b, runBegin);
+            }
           }
         }
       }
     }
     if (overlaps > 0) {
-      failures.add(overlaps + " overlapping hold(s) not explained by a pause past the lease");
+      failures.add(
+          overlaps
+              + " overlapping hold(s) not explained by a pause past the lease (first: "
+              + firstOverlap
+              + ")");
     }
 
     // Liveness: a lock free by every holder's account while someone waits for it. Only a holder
@@ -219,25 +277,54 @@ final class Checker {
               + " ms");
     }
 
-    // Tokens: a grant that began after another ended must carry a greater token.
+    // Tokens: a grant that began after another ended must carry a greater token, and no token is
+    // given to two grants. Holds of one shared grant carry its token by design; such a hold must
+    // have been asked for while the grant could still live on the server: before its last earlier
+    // hold was released, or, once a hold of it ended without a confirmed release (its count stays
+    // on the server while any holder renews), until a lease and a renewal after the last hold
+    // ended.
     int tokenViolations = 0;
+    long grace = settings.lease().toNanos() + settings.renewal().toNanos();
     for (List<Hold> list : byLock.values()) {
       List<Hold> byEnd = new ArrayList<>(list);
       byEnd.sort(Comparator.comparingLong(h -> h.end));
-      long maxEndedToken = Long.MIN_VALUE;
+      // The greatest token among ended holds, and the greatest of another grant than that one's.
+      long bestToken = Long.MIN_VALUE;
+      Object bestGrant = null;
+      long otherToken = Long.MIN_VALUE;
       int p = 0;
-      Map<Long, Integer> seen = new HashMap<>();
+      Map<Long, Object> grantOfToken = new HashMap<>();
+      Map<Object, long[]> grantLife = new HashMap<>(); // {last true release, last end, unresolved}
       for (Hold b : list) { // by start
         while (p < byEnd.size() && byEnd.get(p).end < b.start) {
-          maxEndedToken = Math.max(maxEndedToken, byEnd.get(p).token);
-          p++;
+          Hold ended = byEnd.get(p++);
+          if (ended.grant().equals(bestGrant)) {
+            bestToken = Math.max(bestToken, ended.token);
+          } else if (ended.token > bestToken) {
+            otherToken = bestToken;
+            bestToken = ended.token;
+            bestGrant = ended.grant();
+          } else {
+            otherToken = Math.max(otherToken, ended.token);
+          }
         }
-        if (b.token <= maxEndedToken) {
+        long bound = b.grant().equals(bestGrant) ? otherToken : bestToken;
+        if (b.token <= bound) {
           tokenViolations++;
         }
-        if (seen.merge(b.token, 1, Integer::sum) > 1) {
-          tokenViolations++;
+        Object earlier = grantOfToken.putIfAbsent(b.token, b.grant());
+        if (earlier != null && !earlier.equals(b.grant())) {
+          tokenViolations++; // one token, two grants
+        } else if (earlier != null && b.acquiringAt > livesUntil(grantLife.get(b.grant()), grace)) {
+          tokenViolations++; // a grant that ended was given again
         }
+        long[] life = grantLife.computeIfAbsent(b.grant(), g -> new long[3]);
+        if ("true".equals(b.releaseResult)) {
+          life[0] = Math.max(life[0], b.releasedAt);
+        } else {
+          life[2] = 1;
+        }
+        life[1] = Math.max(life[1], b.end);
       }
     }
     if (tokenViolations > 0) {
@@ -307,7 +394,7 @@ final class Checker {
                 holds.stream()
                     .anyMatch(
                         o ->
-                            o != h
+                            !o.grant().equals(h.grant())
                                 && o.lock.equals(h.lock)
                                 && o.start > h.start
                                 && o.start < h.releasedAt);
@@ -354,7 +441,10 @@ final class Checker {
       failures.add(lateReleasesThatFreed + " late release(s) freed a lock another had taken");
     }
 
-    // Loss signals that no fault explains.
+    // Loss signals that no fault explains. With shared owner ids, a fault on a worker of the same
+    // owner id explains it too: the grant may live in that worker's session (ZooKeeper).
+    Map<String, String> ownerOf = new HashMap<>();
+    holds.stream().filter(h -> h.owner != null).forEach(h -> ownerOf.put(h.source, h.owner));
     int losses = 0;
     int spurious = 0;
     for (Hold h : holds) {
@@ -366,12 +456,13 @@ final class Checker {
           faultEvents.stream()
                   .anyMatch(
                       f ->
-                          f.detail().equals(h.source)
+                          sharesGrantWith(h, f.detail(), ownerOf)
                               && (f.kind() == Event.Kind.KILL
                                   || f.kind() == Event.Kind.CUT_BEGIN
                                   || (f.kind() == Event.Kind.STOP && scenario == Scenario.PAUSE))
                               && f.nanos() <= h.lostAt
                               && f.nanos() >= h.start - settings.lease().toNanos())
+              || forcedHolds.contains(h)
               || restartWindows.stream().anyMatch(w -> h.start <= w[1] && h.lostAt >= w[0]);
       if (!explainedLoss) {
         spurious++;
@@ -432,6 +523,35 @@ final class Checker {
 
   private long pauseNanos() {
     return settings.lease().multipliedBy(2).toNanos();
+  }
+
+  /** A hold for a failure message: who, which token, when (ms into the run). */
+  private static String describe(Hold h, long runBegin) {
+    long t0 = runBegin == Long.MIN_VALUE ? 0 : runBegin;
+    return h.source
+        + (h.owner == null ? "" : " (owner " + h.owner + ")")
+        + " token "
+        + h.token
+        + " on "
+        + h.lock
+        + " from "
+        + millis(h.start - t0)
+        + " to "
+        + millis(h.end - t0)
+        + " ms";
+  }
+
+  private static boolean sharesGrantWith(Hold h, String victim, Map<String, String> ownerOf) {
+    return h.source.equals(victim) || (h.owner != null && h.owner.equals(ownerOf.get(victim)));
+  }
+
+  private static long livesUntil(long[] life, long grace) {
+    return life[2] == 1 ? Math.max(life[0], satAdd(life[1], grace)) : life[0];
+  }
+
+  private static long satAdd(long a, long b) {
+    long r = a + b;
+    return r < a ? Long.MAX_VALUE : r;
   }
 
   static long millis(long nanos) {

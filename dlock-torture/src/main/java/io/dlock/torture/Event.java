@@ -48,6 +48,8 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
     CUT_END,
     DELAY_BEGIN,
     DELAY_END,
+    /** The lock deleted on the server while held (an administrator's forced release). */
+    FORCE_RELEASE,
     /** The run's start and end. */
     RUN_BEGIN,
     RUN_END

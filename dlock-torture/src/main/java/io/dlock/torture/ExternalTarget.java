@@ -8,9 +8,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A server this process did not start and must not restart (the machine's Redis or PostgreSQL,
- * named by {@code DLOCK_TEST_REDIS_URI} or {@code DLOCK_TEST_POSTGRES_URL}): every scenario but
- * {@link Scenario#RESTART} runs against it, through the same per-worker proxies.
+ * A server this process did not start and must not restart (the machine's Redis, PostgreSQL or
+ * MariaDB, named by {@code DLOCK_TEST_REDIS_URI}, {@code DLOCK_TEST_POSTGRES_URL} or {@code
+ * DLOCK_TEST_MYSQL_URL}): every scenario but {@link Scenario#RESTART} runs against it, through the
+ * same per-worker proxies.
  */
 final class ExternalTarget implements Target {
   private static final Pattern HOST_PORT = Pattern.compile("//([^/:@?]+|\\[[^]]+]):(\\d+)");
@@ -19,9 +20,11 @@ final class ExternalTarget implements Target {
   private final String uri;
   private final InetSocketAddress server;
   private final Map<String, String> properties;
+  private final String mode;
 
   private ExternalTarget(String name, String uri, Map<String, String> properties) {
     this.name = name;
+    this.mode = properties.getOrDefault("mode", "lease-row");
     this.uri = uri;
     this.properties = properties;
     Matcher m = HOST_PORT.matcher(uri);
@@ -42,6 +45,17 @@ final class ExternalTarget implements Target {
   static ExternalTarget postgres(String url) {
     return new ExternalTarget(
         "postgres-external", url, Map.of("mode", "lease-row", "createSchema", "true"));
+  }
+
+  /**
+   * The machine's MariaDB, as a {@code jdbc:mariadb://host:port/db?...} URL, in a dlock-jdbc mode
+   * ({@code lease-row}, {@code session}: GET_LOCK, or {@code row}).
+   */
+  static ExternalTarget mariadb(String url, String mode) {
+    return new ExternalTarget(
+        mode.equals("lease-row") ? "mariadb" : "mariadb-" + mode,
+        url,
+        Map.of("mode", mode, "createSchema", "true"));
   }
 
   @Override
@@ -66,7 +80,7 @@ final class ExternalTarget implements Target {
 
   @Override
   public Duration holdAfterDeath(Duration lease) {
-    return lease;
+    return JdbcModes.holdAfterDeath(mode, lease);
   }
 
   @Override

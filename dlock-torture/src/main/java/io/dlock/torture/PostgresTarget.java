@@ -8,16 +8,24 @@ import java.util.Map;
 
 /**
  * A PostgreSQL server of this run's own, with {@code synchronous_commit} on so that a committed
- * grant survives a crash of the server process, and the default lease-row mode. A restart is an
- * immediate shutdown (SIGQUIT, connections drop as in a crash) followed by a start with crash
- * recovery.
+ * grant survives a crash of the server process, in one of dlock-jdbc's modes: lease rows (the
+ * default), session (advisory) locks or row locks. A restart is an immediate shutdown (SIGQUIT,
+ * connections drop as in a crash) followed by a start with crash recovery.
  */
 final class PostgresTarget implements Target {
   private final PostgresServerProcess server = PostgresServerProcess.startDurable();
+  private final String mode;
+
+  /**
+   * @param mode {@code lease-row}, {@code session} or {@code row}
+   */
+  PostgresTarget(String mode) {
+    this.mode = mode;
+  }
 
   @Override
   public String name() {
-    return "postgres";
+    return mode.equals("lease-row") ? "postgres" : "postgres-" + mode;
   }
 
   @Override
@@ -32,12 +40,12 @@ final class PostgresTarget implements Target {
 
   @Override
   public Map<String, String> properties(Duration lease) {
-    return Map.of("mode", "lease-row", "createSchema", "true");
+    return Map.of("mode", mode, "createSchema", "true");
   }
 
   @Override
   public Duration holdAfterDeath(Duration lease) {
-    return lease;
+    return JdbcModes.holdAfterDeath(mode, lease);
   }
 
   @Override

@@ -34,8 +34,11 @@ final class RegisterClient implements AutoCloseable {
     return Long.parseLong(call("UREAD " + worker + " " + lock));
   }
 
-  String unfencedWrite(String lock, long expected, long update) {
-    return call("UWRITE " + worker + " " + lock + " " + expected + " " + update);
+  /**
+   * The token is not checked (the register is unfenced); it only tells holders of one grant apart.
+   */
+  String unfencedWrite(String lock, long token, long expected, long update) {
+    return call("UWRITE " + worker + " " + lock + " " + expected + " " + update + " " + token);
   }
 
   /** The value, or -1 if the register rejected the token. */

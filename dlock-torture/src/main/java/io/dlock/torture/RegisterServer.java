@@ -31,6 +31,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *       applied as well, and counted, so that the checker sees it.
  * </ul>
  *
+ * <p>Holders of one grant (workers sharing an owner id, hence a fencing token) are one holder: a
+ * write whose read is no longer current only because another holder of the same grant wrote
+ * meanwhile is recorded as {@code shared}, neither a lost update nor a stale write. Writes of any
+ * other grant in between still make it one.
+ *
  * <p>Every operation is recorded in the history with the time it was served.
  */
 final class RegisterServer implements AutoCloseable {
@@ -40,6 +45,8 @@ final class RegisterServer implements AutoCloseable {
   private final java.util.concurrent.locks.Condition entered = lock.newCondition();
   private final Map<String, long[]> unfenced = new HashMap<>(); // {value}
   private final Map<String, long[]> fenced = new HashMap<>(); // {value, highest token}
+  private final Map<String, java.util.List<Long>> writeTokens = new HashMap<>(); // U|F name
+  private final Map<String, Integer> readAt = new HashMap<>(); // U|F worker name -> writes seen
   private Map.Entry<String, String> lastEntry; // the last worker to enter, and its lock
   private long entries;
   private final Thread acceptor;
@@ -131,14 +138,20 @@ final class RegisterServer implements AutoCloseable {
       switch (op) {
         case "UREAD" -> {
           long value = unfenced.computeIfAbsent(name, k -> new long[1])[0];
+          read("U", worker, name);
           history.append(Event.Kind.UREAD, name, 0, worker + " ok " + value);
           return Long.toString(value);
         }
         case "UWRITE" -> {
           long expected = Long.parseLong(request[3]);
           long update = Long.parseLong(request[4]);
+          long token = request.length > 5 ? Long.parseLong(request[5]) : 0;
           long[] cell = unfenced.computeIfAbsent(name, k -> new long[1]);
-          String result = cell[0] == expected ? "ok" : "lost-update";
+          String result =
+              cell[0] == expected
+                  ? "ok"
+                  : sameGrant("U", worker, name, token) ? "shared" : "lost-update";
+          wrote("U", name, token);
           cell[0] = update;
           history.append(Event.Kind.UWRITE, name, 0, worker + " " + result + " " + update);
           return result;
@@ -151,6 +164,7 @@ final class RegisterServer implements AutoCloseable {
             return "rejected";
           }
           cell[1] = token;
+          read("F", worker, name);
           lastEntry = Map.entry(worker, name);
           entries++;
           entered.signalAll();
@@ -166,7 +180,9 @@ final class RegisterServer implements AutoCloseable {
             history.append(Event.Kind.FWRITE, name, token, worker + " rejected " + cell[1]);
             return "rejected";
           }
-          String result = cell[0] == expected ? "ok" : "stale";
+          String result =
+              cell[0] == expected ? "ok" : sameGrant("F", worker, name, token) ? "shared" : "stale";
+          wrote("F", name, token);
           cell[1] = token;
           cell[0] = update;
           history.append(Event.Kind.FWRITE, name, token, worker + " " + result + " " + update);
@@ -177,6 +193,27 @@ final class RegisterServer implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  private void read(String register, String worker, String name) {
+    readAt.put(
+        register + " " + worker + " " + name,
+        writeTokens.getOrDefault(register + " " + name, java.util.List.of()).size());
+  }
+
+  private void wrote(String register, String name, long token) {
+    writeTokens.computeIfAbsent(register + " " + name, k -> new java.util.ArrayList<>()).add(token);
+  }
+
+  /** Whether every write since this worker's read carried its own token: one grant's holders. */
+  private boolean sameGrant(String register, String worker, String name, long token) {
+    Integer seen = readAt.get(register + " " + worker + " " + name);
+    java.util.List<Long> writes =
+        writeTokens.getOrDefault(register + " " + name, java.util.List.of());
+    if (token <= 0 || seen == null || seen >= writes.size()) {
+      return false;
+    }
+    return writes.subList(seen, writes.size()).stream().allMatch(t -> t == token);
   }
 
   @Override

@@ -13,6 +13,8 @@ import java.time.Duration;
  * @param locks how many lock names they share (fewer names, more contention)
  * @param lease the lease of every grant, renewed every third of it
  * @param directory where the histories and worker logs go
+ * @param sharedOwnerIds whether workers in different processes share owner ids ({@code
+ *     LockOptions.withOwnerId}): holds of one owner id's grant (same token) are then one holder
  */
 record RunSettings(
     String backend,
@@ -21,7 +23,19 @@ record RunSettings(
     int workers,
     int locks,
     Duration lease,
-    Path directory) {
+    Path directory,
+    boolean sharedOwnerIds) {
+
+  RunSettings(
+      String backend,
+      Scenario scenario,
+      Duration duration,
+      int workers,
+      int locks,
+      Duration lease,
+      Path directory) {
+    this(backend, scenario, duration, workers, locks, lease, directory, false);
+  }
 
   RunSettings {
     if (workers < 2 || workers > 16) {

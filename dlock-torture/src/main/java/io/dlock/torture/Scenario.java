@@ -19,7 +19,21 @@ enum Scenario {
   /** A holder's connections to the backend delayed by a tenth of the lease each way. */
   DELAY("holder's network path delayed by 1/10 of the lease each way, for 2x the lease", false),
   /** Every worker's clock offset by hours (some ahead, some behind). */
-  CLOCK_OFFSET("every worker's clock offset by -5 h to +7 h", false);
+  CLOCK_OFFSET("every worker's clock offset by -5 h to +7 h", false),
+  /**
+   * A held lock deleted on the server (the backend's forced release), then granted again at once to
+   * the holder's owner id through another client: the holder's late release and renewals must not
+   * reach the newer grant. Breaks the lease assumption as a pause does: the holder learns of the
+   * deletion only at its next renewal, and meanwhile others may be granted the lock.
+   */
+  FORCE_RELEASE(
+      "held lock deleted on the server (forced release), then granted again to the holder's owner"
+          + " id elsewhere",
+      true);
+
+  /** The scenarios of every backend in its default mode. */
+  static final java.util.List<Scenario> CLASSIC =
+      java.util.List.of(CALM, KILL, PAUSE, SHORT_PAUSE, RESTART, PARTITION, DELAY, CLOCK_OFFSET);
 
   private final String description;
   private final boolean breaksLeaseAssumption;
@@ -54,7 +68,7 @@ enum Scenario {
     }
     throw new IllegalArgumentException(
         "scenario must be one of calm, kill, pause, short-pause, restart, partition, delay,"
-            + " clock-offset; got '"
+            + " clock-offset, force-release; got '"
             + id
             + "'");
   }

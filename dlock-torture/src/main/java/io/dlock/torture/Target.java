@@ -39,6 +39,19 @@ interface Target extends AutoCloseable {
     return true;
   }
 
+  /**
+   * Whether workers share owner ids across processes (two workers per owner id): a mode of a
+   * backend, not a backend of its own.
+   */
+  default boolean sharedOwnerIds() {
+    return false;
+  }
+
+  /** The scenarios a soak runs on this target when none are named. */
+  default List<Scenario> defaultScenarios() {
+    return Scenario.CLASSIC;
+  }
+
   /** Restarts the backend as its scenario says (the whole server, or one member); blocks. */
   void restart();
 
@@ -47,6 +60,9 @@ interface Target extends AutoCloseable {
 
   @Override
   void close();
+
+  /** Names the MariaDB the mariadb targets run on (CI: the machine's). */
+  String MARIADB_VARIABLE = "DLOCK_TEST_MYSQL_URL";
 
   private static String env(String name) {
     String value = System.getenv(name);
@@ -57,18 +73,37 @@ interface Target extends AutoCloseable {
   }
 
   static Target start(String name) {
+    if (name.endsWith(OwnerIdTarget.SUFFIX)) {
+      String base = name.substring(0, name.length() - OwnerIdTarget.SUFFIX.length());
+      if (!OwnerIdTarget.BASES.contains(base)) {
+        throw new IllegalArgumentException(
+            "owner ids are shared across processes on "
+                + String.join(", ", OwnerIdTarget.BASES)
+                + " only (JDBC session and row modes share an owner id within one client); got '"
+                + name
+                + "'");
+      }
+      return new OwnerIdTarget(start(base));
+    }
     return switch (name) {
       case "redis" -> new RedisTarget(true);
       case "redis-volatile" -> new RedisTarget(false);
       case "redis-external" -> ExternalTarget.redis(env("DLOCK_TEST_REDIS_URI"));
       case "postgres-external" -> ExternalTarget.postgres(env("DLOCK_TEST_POSTGRES_URL"));
       case "zookeeper" -> new ZooKeeperTarget();
-      case "postgres" -> new PostgresTarget();
+      case "postgres" -> new PostgresTarget("lease-row");
+      case "postgres-session" -> new PostgresTarget("session");
+      case "postgres-row" -> new PostgresTarget("row");
+      case "mariadb" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "lease-row");
+      case "mariadb-session" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "session");
+      case "mariadb-row" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "row");
       default ->
           throw new IllegalArgumentException(
-              "backend must be redis, zookeeper, postgres, redis-volatile (the negative"
-                  + " control), redis-external or postgres-external (the servers named by"
-                  + " DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL), got '"
+              "target must be redis, zookeeper, postgres, postgres-session, postgres-row,"
+                  + " mariadb, mariadb-session, mariadb-row (the MariaDB named by"
+                  + " DLOCK_TEST_MYSQL_URL), <redis|zookeeper|postgres>-owner-id, redis-volatile"
+                  + " (the negative control), redis-external or postgres-external (the servers"
+                  + " named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL), got '"
                   + name
                   + "'");
     };

@@ -28,12 +28,18 @@ import picocli.CommandLine.Option;
     })
 public final class Torture implements Callable<Integer> {
 
+  /** Every target a soak runs when none are named. */
+  static final String DEFAULT_TARGETS =
+      "redis,zookeeper,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id";
+
   @Option(
-      names = "--backends",
+      names = {"--targets", "--backends"},
       split = ",",
-      defaultValue = "redis,zookeeper,postgres",
+      defaultValue = DEFAULT_TARGETS,
       description =
-          "Backends, comma-separated (default: ${DEFAULT-VALUE}); also redis-volatile (the"
+          "Targets (backends and their modes), comma-separated (default: ${DEFAULT-VALUE}). A"
+              + " backend name alone is its default mode; <backend>-owner-id shares owner ids"
+              + " between worker processes (redis, zookeeper, postgres). Also redis-volatile (the"
               + " negative control: no persistence), redis-external and postgres-external (the"
               + " servers named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL; not"
               + " restarted).")
@@ -42,8 +48,11 @@ public final class Torture implements Callable<Integer> {
   @Option(
       names = "--scenarios",
       split = ",",
-      defaultValue = "calm,kill,pause,short-pause,restart,partition,delay,clock-offset",
-      description = "Scenarios, comma-separated (default: all: ${DEFAULT-VALUE}).")
+      description =
+          "Scenarios, comma-separated; each target runs those that apply to it (default: each"
+              + " target's own: calm, kill, pause, short-pause, restart, partition, delay,"
+              + " clock-offset for a backend's default mode; force-release, partition, kill,"
+              + " pause for owner ids).")
   List<String> scenarios;
 
   @Option(
@@ -51,7 +60,7 @@ public final class Torture implements Callable<Integer> {
       defaultValue = "PT10M",
       converter = DurationConverter.class,
       description =
-          "Contention time per backend, split evenly between the scenarios (e.g. 10m, 90s;"
+          "Contention time per target, split evenly between its scenarios (e.g. 10m, 90s;"
               + " default 10m).")
   Duration timePerBackend;
 
@@ -90,11 +99,17 @@ public final class Torture implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    List<Scenario> chosen = scenarios.stream().map(Scenario::of).toList();
-    Duration perRun = timePerBackend.dividedBy(chosen.size());
+    List<Scenario> chosen =
+        scenarios == null ? null : scenarios.stream().map(Scenario::of).toList();
     List<RunResult> results =
-        runAll(backends, chosen, perRun, workers, locks, lease, dir, System.err::println);
-    String markdown = report(results, perRun, commandLine());
+        runAll(backends, chosen, timePerBackend, workers, locks, lease, dir, System.err::println);
+    String markdown =
+        report(
+            results,
+            "Each target: "
+                + timePerBackend.toSeconds()
+                + " s of contention, split evenly between its scenarios.",
+            commandLine());
     System.out.print(markdown);
     if (report != null) {
       Files.writeString(report, markdown);
@@ -102,11 +117,15 @@ public final class Torture implements Callable<Integer> {
     return results.stream().allMatch(RunResult::passed) ? 0 : 1;
   }
 
-  /** Every backend, every scenario; each backend's servers started once and shared by its runs. */
+  /**
+   * Every target, each with the named scenarios that apply to it (or its own when {@code scenarios}
+   * is null), {@code perTarget} split evenly between them; each target's servers started once and
+   * shared by its runs.
+   */
   static List<RunResult> runAll(
       List<String> backends,
       List<Scenario> scenarios,
-      Duration perRun,
+      Duration perTarget,
       int workers,
       int locks,
       Duration lease,
@@ -118,13 +137,23 @@ public final class Torture implements Callable<Integer> {
     for (String backend : backends) {
       progress.accept("dlock-torture: starting " + backend);
       try (Target target = Target.start(backend)) {
-        for (Scenario scenario : scenarios) {
+        List<Scenario> mine =
+            scenarios == null
+                ? target.defaultScenarios()
+                : scenarios.stream().filter(s -> applies(s, target)).toList();
+        if (mine.isEmpty()) {
+          progress.accept("dlock-torture: no chosen scenario applies to " + backend);
+          continue;
+        }
+        Duration perRun = perTarget.dividedBy(mine.size());
+        for (Scenario scenario : mine) {
           if (scenario == Scenario.RESTART && !target.restartable()) {
             progress.accept("dlock-torture: " + backend + " is not restarted (external server)");
             continue;
           }
           RunSettings settings =
-              new RunSettings(backend, scenario, perRun, workers, locks, lease, dir);
+              new RunSettings(
+                  backend, scenario, perRun, workers, locks, lease, dir, target.sharedOwnerIds());
           RunResult result = new TortureRun(settings, target, jar).run();
           progress.accept("dlock-torture: " + result.tableRow());
           results.add(result);
@@ -134,7 +163,15 @@ public final class Torture implements Callable<Integer> {
     return results;
   }
 
-  static String report(List<RunResult> results, Duration perRun, String command) {
+  /** Scenarios that need a mode run only on targets in that mode. */
+  static boolean applies(Scenario scenario, Target target) {
+    return switch (scenario) {
+      case FORCE_RELEASE -> target.sharedOwnerIds();
+      default -> true;
+    };
+  }
+
+  static String report(List<RunResult> results, String timing, String command) {
     StringBuilder md = new StringBuilder();
     md.append("Command: `").append(command).append("`  \n");
     md.append("Finished: ")
@@ -142,7 +179,7 @@ public final class Torture implements Callable<Integer> {
         .append(" on ")
         .append(hostDescription())
         .append("  \n");
-    md.append("Each run: ").append(perRun.toSeconds()).append(" s of contention.\n\n");
+    md.append(timing).append("\n\n");
     md.append(RunResult.tableHeader());
     for (RunResult r : results) {
       md.append(r.tableRow()).append('\n');
@@ -174,8 +211,9 @@ public final class Torture implements Callable<Integer> {
   }
 
   private String commandLine() {
-    return "./torture --backends="
+    return "./torture --targets="
         + String.join(",", backends)
+        + (scenarios == null ? "" : " --scenarios=" + String.join(",", scenarios))
         + " --time-per-backend="
         + DurationConverter.format(timePerBackend)
         + " --lease="

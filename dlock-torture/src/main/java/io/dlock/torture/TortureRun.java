@@ -6,13 +6,13 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockException;
 import io.dlock.LockOptions;
+import io.dlock.testkit.net.TcpProxy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import io.dlock.testkit.net.TcpProxy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,7 +44,8 @@ final class TortureRun {
   private int nextWorker = 1;
   private int faultsInjected;
 
-  private record WorkerProcess(String id, Process process, List<TcpProxy> proxies) {}
+  private record WorkerProcess(
+      String id, Process process, List<TcpProxy> proxies, String ownerId) {}
 
   TortureRun(RunSettings settings, Target target, String jar) {
     this.settings = settings;
@@ -166,6 +167,32 @@ final class TortureRun {
         faults.append(Event.Kind.DELAY_END, "-", 0, "");
         afterFault();
       }
+      case FORCE_RELEASE -> {
+        Optional<Map.Entry<String, String>> victim = victim();
+        if (victim.isEmpty()) {
+          return;
+        }
+        WorkerProcess w = workers.get(victim.get().getKey());
+        String lock = victim.get().getValue();
+        Optional<io.dlock.LockInfo> was;
+        try {
+          was = probe.forceRelease(lock);
+        } catch (LockException e) {
+          faults.append(Event.Kind.FORCE_RELEASE, lock, 0, w.id() + " failed " + e);
+          return;
+        }
+        faults.append(
+            Event.Kind.FORCE_RELEASE,
+            lock,
+            was.map(io.dlock.LockInfo::fencingToken).orElse(0L),
+            w.id());
+        faultsInjected++;
+        // At once, a grant to the victim's owner id through another client, held for a lease: the
+        // victim's late release (or renewal) of its deleted grant must not reach this one, else
+        // another owner is granted the lock while the probe holds it.
+        probe(probe, lock, w.ownerId(), lease);
+        afterFault();
+      }
     }
   }
 
@@ -194,7 +221,17 @@ final class TortureRun {
    * not the workers' choice of lock.
    */
   private void probe(LockClient probe, String lock) {
+    probe(probe, lock, null, Duration.ZERO);
+  }
+
+  /** As above, with an owner id (or null) and holding the grant for {@code hold}. */
+  private void probe(LockClient probe, String lock, String ownerId, Duration hold) {
     EventLog log = probeLog();
+    LockOptions options = LockOptions.defaults().withRenewedLease(settings.lease());
+    if (ownerId != null) {
+      options = options.withOwnerId(ownerId);
+    }
+    LockOptions chosen = options;
     Duration wait = target.holdAfterDeath(settings.lease()).plus(Duration.ofSeconds(15));
     probes.add(
         CompletableFuture.runAsync(
@@ -202,15 +239,23 @@ final class TortureRun {
               Lease lease;
               log.append(Event.Kind.ACQUIRING, lock, 0, "");
               try {
-                lease =
-                    probe
-                        .lock(lock, LockOptions.defaults().withRenewedLease(settings.lease()))
-                        .acquire(wait);
+                lease = probe.lock(lock, chosen).acquire(wait);
               } catch (LockException e) {
                 log.append(Event.Kind.NO_GRANT, lock, 0, e.toString());
                 return;
               }
-              log.append(Event.Kind.GRANT, lock, lease.fencingToken(), "");
+              long token = lease.fencingToken();
+              log.append(Event.Kind.GRANT, lock, token, ownerId == null ? "" : "owner " + ownerId);
+              lease.onLost(
+                  event ->
+                      log.append(
+                          Event.Kind.LOST, lock, token, event.reason() + " " + event.detail()));
+              try {
+                // The hold's length is part of the fault (a grant others must not overlap).
+                TimeUnit.NANOSECONDS.sleep(hold.toNanos());
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
               log.append(Event.Kind.RELEASING, lock, lease.fencingToken(), "");
               String result;
               try {
@@ -241,7 +286,14 @@ final class TortureRun {
   }
 
   private void spawnWorker(long clockOffsetMillis) {
-    String id = "w" + nextWorker++;
+    int number = nextWorker++;
+    String id = "w" + number;
+    // Two workers per owner id (w1 and w3 share team-1 with 4 workers); a replacement takes a team
+    // by the same rule, so every team keeps members in more than one process.
+    String ownerId =
+        target.sharedOwnerIds()
+            ? "team-" + ((number - 1) % Math.max(1, settings.workers() / 2) + 1)
+            : null;
     List<TcpProxy> proxies = new ArrayList<>();
     for (InetSocketAddress server : target.servers()) {
       proxies.add(new TcpProxy(server));
@@ -259,6 +311,9 @@ final class TortureRun {
       // must be told of its loss; the other half end first, and their release must fail.
       args.put("long-hold-percent", "50");
       args.put("long-hold-ms", Long.toString(settings.lease().toMillis() * 3 / 2));
+    }
+    if (ownerId != null) {
+      args.put("owner-id", ownerId);
     }
     args.put("registers", Integer.toString(registers.port()));
     args.put("history", dir.resolve(id + ".history").toString());
@@ -281,7 +336,7 @@ final class TortureRun {
               .redirectErrorStream(true)
               .redirectOutput(dir.resolve(id + ".log").toFile())
               .start();
-      workers.put(id, new WorkerProcess(id, p, proxies));
+      workers.put(id, new WorkerProcess(id, p, proxies, ownerId));
       if (command.stream().anyMatch(c -> c.startsWith("-XX:ArchiveClassesAtExit="))) {
         ARCHIVE_WRITERS.put(target.name(), p);
       }

@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * hold-min-ms}, {@code hold-max-ms}, {@code long-hold-percent} and {@code long-hold-ms} (that share
  * of critical sections lasts that long instead), {@code registers} (the register server's port),
  * {@code history} (the file to append to), {@code clock-offset-ms} (added to the monotonic clock
- * the lock client sees; the history keeps the machine's own).
+ * the lock client sees; the history keeps the machine's own), {@code owner-id} (optional: every
+ * acquisition with this owner id, shared with a worker in another process).
  */
 public final class Worker {
   private Worker() {}
@@ -80,6 +81,11 @@ public final class Worker {
             .withOperationTimeout(Duration.ofSeconds(5))
             .withClock(() -> System.nanoTime() + offset);
     LockOptions lockOptions = LockOptions.defaults().withRenewedLease(lease);
+    String ownerId = a.get("owner-id");
+    if (ownerId != null) {
+      lockOptions = lockOptions.withOwnerId(ownerId);
+    }
+    String grantDetail = ownerId == null ? "" : "owner " + ownerId;
     try (LockClient client = LockClients.connect(a.get("uri"), props, options);
         RegisterClient registers = new RegisterClient(Integer.parseInt(a.get("registers")), id)) {
       while (!Thread.currentThread().isInterrupted()) {
@@ -103,7 +109,7 @@ public final class Worker {
           break;
         }
         long token = held.fencingToken();
-        history.append(Event.Kind.GRANT, name, token, "");
+        history.append(Event.Kind.GRANT, name, token, grantDetail);
         AtomicBoolean told = new AtomicBoolean();
         held.onLost(
             event -> {
@@ -163,7 +169,7 @@ public final class Worker {
       history.append(Event.Kind.INVALID, name, token, "told of the loss: writes skipped");
       return;
     }
-    registers.unfencedWrite(name, unfenced, unfenced + 1);
+    registers.unfencedWrite(name, token, unfenced, unfenced + 1);
     if (fenced >= 0) {
       registers.fencedWrite(name, token, fenced, fenced + 1);
     }
