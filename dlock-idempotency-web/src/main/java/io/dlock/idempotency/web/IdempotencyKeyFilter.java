@@ -3,6 +3,7 @@ package io.dlock.idempotency.web;
 import io.dlock.idempotency.ClaimOutcome;
 import io.dlock.idempotency.DedupClaim;
 import io.dlock.idempotency.DedupRecords;
+import io.dlock.idempotency.IdempotencyStoreException;
 import io.dlock.idempotency.Tokens;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -18,6 +19,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.ContentCachingResponseWrapper;
 
@@ -45,14 +47,20 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
  * mid-request leaves an in-progress record that expires after the records' in-progress timeout.
  * Error answers are {@code application/problem+json}.
  *
- * <p>The store is any {@link DedupRecords} (Redis or JDBC). If the store fails, the exception
- * propagates (a 500 from the container): the request is not run unprotected.
+ * <p>The store is any {@link DedupRecords} (Redis or JDBC). Each HTTP request gets its own request
+ * id for the store, and a store call that fails (its reply lost to a reset connection, say) is
+ * repeated with that same id, up to {@value #STORE_ATTEMPTS} attempts in all: the store then gives
+ * the repeat the outcome of the first call, so a claim that was made is this request's claim, not
+ * another's "in progress", and a completion that was stored is not stored twice. If the store still
+ * fails, the exception propagates (a 500 from the container): the request is not run unprotected.
  */
 public final class IdempotencyKeyFilter extends OncePerRequestFilter {
   /** The header set on replayed responses. */
   public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
   private static final int MAX_KEY_LENGTH = 255;
+  private static final int STORE_ATTEMPTS = 3;
+  private static final long STORE_RETRY_BACKOFF_MILLIS = 50;
 
   private final DedupRecords records;
   private final IdempotencyKeySettings settings;
@@ -107,7 +115,8 @@ public final class IdempotencyKeyFilter extends OncePerRequestFilter {
     String recordKey = "http:" + Tokens.sha256Hex(scope);
     String fingerprint = HexFormat.of().formatHex(Tokens.sha256(body));
 
-    ClaimOutcome outcome = records.claim(recordKey, fingerprint);
+    String requestId = Tokens.newToken();
+    ClaimOutcome outcome = withRetries(() -> records.claim(recordKey, fingerprint, requestId));
     if (outcome instanceof ClaimOutcome.Completed completed) {
       replay(response, StoredResponse.decode(completed.result()));
     } else if (outcome instanceof ClaimOutcome.InProgress inProgress) {
@@ -143,12 +152,35 @@ public final class IdempotencyKeyFilter extends OncePerRequestFilter {
       chain.doFilter(request, wrapper);
       int status = wrapper.getStatus();
       if (status >= 500 || request.isAsyncStarted()) {
-        claim.fail();
+        withRetries(claim::fail);
       } else {
-        claim.complete(capture(wrapper).encode());
+        byte[] stored = capture(wrapper).encode();
+        withRetries(() -> claim.complete(stored));
       }
     }
     wrapper.copyBodyToResponse();
+  }
+
+  /**
+   * Calls the store, repeating a failed call (same request id, so the repeat gets the first call's
+   * outcome) after a short pause that lets a dropped connection come back.
+   */
+  private static <T> T withRetries(Supplier<T> call) throws IOException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return call.get();
+      } catch (IdempotencyStoreException e) {
+        if (attempt >= STORE_ATTEMPTS) {
+          throw e;
+        }
+        try {
+          Thread.sleep(STORE_RETRY_BACKOFF_MILLIS * attempt);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
   }
 
   private StoredResponse capture(ContentCachingResponseWrapper response) {
