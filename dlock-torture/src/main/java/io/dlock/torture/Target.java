@@ -91,6 +91,7 @@ interface Target extends AutoCloseable {
       case "redis-external" -> ExternalTarget.redis(env("DLOCK_TEST_REDIS_URI"));
       case "postgres-external" -> ExternalTarget.postgres(env("DLOCK_TEST_POSTGRES_URL"));
       case "zookeeper" -> new ZooKeeperTarget();
+      case "redlock" -> new RedlockTarget();
       case "postgres" -> new PostgresTarget("lease-row");
       case "postgres-session" -> new PostgresTarget("session");
       case "postgres-row" -> new PostgresTarget("row");
@@ -99,9 +100,9 @@ interface Target extends AutoCloseable {
       case "mariadb-row" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "row");
       default ->
           throw new IllegalArgumentException(
-              "target must be redis, zookeeper, postgres, postgres-session, postgres-row,"
+              "target must be redis, redlock, zookeeper, postgres, postgres-session, postgres-row,"
                   + " mariadb, mariadb-session, mariadb-row (the MariaDB named by"
-                  + " DLOCK_TEST_MYSQL_URL), <redis|zookeeper|postgres>-owner-id, redis-volatile"
+                  + " DLOCK_TEST_MYSQL_URL), <redis|redlock|zookeeper|postgres>-owner-id, redis-volatile"
                   + " (the negative control), redis-external or postgres-external (the servers"
                   + " named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL), got '"
                   + name

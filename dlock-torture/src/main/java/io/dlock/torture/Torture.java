@@ -30,7 +30,8 @@ public final class Torture implements Callable<Integer> {
 
   /** Every target a soak runs when none are named. */
   static final String DEFAULT_TARGETS =
-      "redis,zookeeper,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id";
+      "redis,zookeeper,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id,"
+          + "postgres-session,postgres-row,mariadb,mariadb-session,mariadb-row,redlock";
 
   @Option(
       names = {"--targets", "--backends"},
@@ -39,7 +40,10 @@ public final class Torture implements Callable<Integer> {
       description =
           "Targets (backends and their modes), comma-separated (default: ${DEFAULT-VALUE}). A"
               + " backend name alone is its default mode; <backend>-owner-id shares owner ids"
-              + " between worker processes (redis, zookeeper, postgres). Also redis-volatile (the"
+              + " between worker processes (redis, redlock, zookeeper, postgres);"
+              + " postgres-session, postgres-row and mariadb[-session|-row] are dlock-jdbc's modes"
+              + " (mariadb: the server named by DLOCK_TEST_MYSQL_URL, skipped without it); redlock"
+              + " is 5 masters, one blackholed. Also redis-volatile (the"
               + " negative control: no persistence), redis-external and postgres-external (the"
               + " servers named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL; not"
               + " restarted).")
@@ -135,6 +139,15 @@ public final class Torture implements Callable<Integer> {
     String jar = System.getProperty("dlock.torture.jar", System.getProperty("java.class.path"));
     List<RunResult> results = new ArrayList<>();
     for (String backend : backends) {
+      if (backend.startsWith("mariadb") && blank(System.getenv(Target.MARIADB_VARIABLE))) {
+        progress.accept(
+            "dlock-torture: "
+                + backend
+                + " skipped: "
+                + Target.MARIADB_VARIABLE
+                + " names no MariaDB (e.g. jdbc:mariadb://127.0.0.1:3306/test?user=root)");
+        continue;
+      }
       progress.accept("dlock-torture: starting " + backend);
       try (Target target = Target.start(backend)) {
         List<Scenario> mine =
@@ -161,6 +174,10 @@ public final class Torture implements Callable<Integer> {
       }
     }
     return results;
+  }
+
+  private static boolean blank(String value) {
+    return value == null || value.isBlank();
   }
 
   /** Scenarios that need a mode run only on targets in that mode. */

@@ -100,6 +100,15 @@ class TortureIT {
     assertAllPass(target, List.of(Scenario.KILL, Scenario.PARTITION));
   }
 
+  /**
+   * Redlock over 5 masters, one blackholed from the start: a holder killed, a holder cut off from
+   * every master, and one more master killed for a lease (restart), leaving exactly a quorum.
+   */
+  @Test
+  void redlockWithAMasterBlackholedAndAnotherKilled_meetsEveryPassCriterion() throws Exception {
+    assertAllPass("redlock", List.of(Scenario.KILL, Scenario.PARTITION, Scenario.RESTART));
+  }
+
   private static void assertAllPass(String target, List<Scenario> scenarios) throws Exception {
     List<RunResult> results = run(List.of(target), scenarios);
     String report = write(target, results);
