@@ -79,7 +79,8 @@ final class Checker {
     long restartBegin = 0;
     Map<String, long[]> openWaits = new HashMap<>(); // source|lock -> {start}
     Map<String, Long> acquiring = new HashMap<>(); // source|lock -> the last ACQUIRING
-    List<Object[]> waits = new ArrayList<>(); // {lock, start, end}
+    List<Object[]> waits = new ArrayList<>(); // {lock, start, end, source}
+    Map<String, List<long[]>> waiterCuts = new HashMap<>(); // source -> {begin, end}
     for (Event e : history) {
       lastEvent = Math.max(lastEvent, e.nanos());
       if (e.kind() == Event.Kind.ACQUIRING) {
@@ -87,7 +88,16 @@ final class Checker {
       } else if (e.kind() == Event.Kind.GRANT || e.kind() == Event.Kind.NO_GRANT) {
         long[] w = openWaits.remove(e.source() + "|" + e.lock());
         if (w != null) {
-          waits.add(new Object[] {e.lock(), w[0], e.nanos()});
+          waits.add(new Object[] {e.lock(), w[0], e.nanos(), e.source()});
+        }
+      } else if (e.kind() == Event.Kind.WAITER_CUT_BEGIN) {
+        waiterCuts
+            .computeIfAbsent(e.detail(), s -> new ArrayList<>())
+            .add(new long[] {e.nanos(), Long.MAX_VALUE});
+      } else if (e.kind() == Event.Kind.WAITER_CUT_END) {
+        List<long[]> cuts = waiterCuts.getOrDefault(e.detail(), List.of());
+        if (!cuts.isEmpty()) {
+          cuts.get(cuts.size() - 1)[1] = e.nanos();
         }
       } else if (e.kind() == Event.Kind.KILL) {
         openWaits.entrySet().removeIf(o -> o.getKey().startsWith(e.detail() + "|"));
@@ -155,8 +165,9 @@ final class Checker {
       }
     }
     for (Map.Entry<String, long[]> o : openWaits.entrySet()) {
+      String source = o.getKey().substring(0, o.getKey().indexOf('|'));
       String lock = o.getKey().substring(o.getKey().indexOf('|') + 1);
-      waits.add(new Object[] {lock, o.getValue()[0], lastEvent});
+      waits.add(new Object[] {lock, o.getValue()[0], lastEvent, source});
     }
     List<Event> faultEvents = history.stream().filter(e -> e.source().equals("faults")).toList();
     if (scenario == Scenario.PAUSE) {
@@ -259,7 +270,12 @@ final class Checker {
           if (!w[0].equals(lockHolds.getKey()) || (long) w[1] > gap[0]) {
             continue;
           }
-          long freeWhileWaited = Math.min(gap[1], (long) w[2]) - gap[0];
+          // A waiter cut off cannot be granted meanwhile: only the time it could be counts.
+          long freeWhileWaited =
+              longestOutside(
+                  gap[0],
+                  Math.min(gap[1], (long) w[2]),
+                  waiterCuts.getOrDefault((String) w[3], List.of()));
           if (freeWhileWaited > worstFreeWhileWaited) {
             worstFreeWhileWaited = freeWhileWaited;
             stuck = lockHolds.getKey();
@@ -543,6 +559,22 @@ final class Checker {
 
   private static boolean sharesGrantWith(Hold h, String victim, Map<String, String> ownerOf) {
     return h.source.equals(victim) || (h.owner != null && h.owner.equals(ownerOf.get(victim)));
+  }
+
+  /** The longest piece of [from, to] outside the given windows. */
+  static long longestOutside(long from, long to, List<long[]> windows) {
+    long longest = 0;
+    long pieceStart = from;
+    List<long[]> sorted = new ArrayList<>(windows);
+    sorted.sort(Comparator.comparingLong(w -> w[0]));
+    for (long[] w : sorted) {
+      if (w[1] < pieceStart || w[0] > to) {
+        continue;
+      }
+      longest = Math.max(longest, Math.min(w[0], to) - pieceStart);
+      pieceStart = Math.max(pieceStart, w[1]);
+    }
+    return Math.max(longest, to - pieceStart);
   }
 
   private static long livesUntil(long[] life, long grace) {

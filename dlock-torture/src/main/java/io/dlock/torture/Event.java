@@ -50,6 +50,9 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
     DELAY_END,
     /** The lock deleted on the server while held (an administrator's forced release). */
     FORCE_RELEASE,
+    /** A waiting client's connections cut (detail: its source), and healed. */
+    WAITER_CUT_BEGIN,
+    WAITER_CUT_END,
     /** The run's start and end. */
     RUN_BEGIN,
     RUN_END

@@ -28,7 +28,93 @@ record RunResult(
     int spuriousLosses,
     int releasesNotDone,
     long worstFreeWhileWaitedNanos,
-    List<String> failures) {
+    List<String> failures,
+    Ledger ledger) {
+
+  /** A lock run: no ledger. */
+  RunResult(
+      String backend,
+      Scenario scenario,
+      Duration duration,
+      int grants,
+      int noGrants,
+      int faults,
+      int overlaps,
+      int overlapsExplainedByPause,
+      int staleWritesAccepted,
+      int fencedRejections,
+      int lostUpdatesUnfenced,
+      int tokenViolations,
+      int nextGrantSamples,
+      long medianNextGrantNanos,
+      long worstNextGrantNanos,
+      Duration nextGrantBound,
+      int toldSamples,
+      long worstToldNanos,
+      Duration toldBound,
+      int losses,
+      int spuriousLosses,
+      int releasesNotDone,
+      long worstFreeWhileWaitedNanos,
+      List<String> failures) {
+    this(
+        backend,
+        scenario,
+        duration,
+        grants,
+        noGrants,
+        faults,
+        overlaps,
+        overlapsExplainedByPause,
+        staleWritesAccepted,
+        fencedRejections,
+        lostUpdatesUnfenced,
+        tokenViolations,
+        nextGrantSamples,
+        medianNextGrantNanos,
+        worstNextGrantNanos,
+        nextGrantBound,
+        toldSamples,
+        worstToldNanos,
+        toldBound,
+        losses,
+        spuriousLosses,
+        releasesNotDone,
+        worstFreeWhileWaitedNanos,
+        failures,
+        null);
+  }
+
+  /** An idempotency run: a ledger instead of holds. */
+  static RunResult ofLedger(
+      String target, Scenario scenario, Duration duration, Ledger ledger, List<String> failures) {
+    return new RunResult(
+        target,
+        scenario,
+        duration,
+        ledger.requests(),
+        0,
+        ledger.repliesDropped(),
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        -1,
+        -1,
+        Duration.ZERO,
+        0,
+        -1,
+        Duration.ZERO,
+        0,
+        0,
+        0,
+        0,
+        failures,
+        ledger);
+  }
 
   boolean passed() {
     return failures.isEmpty();
@@ -43,6 +129,35 @@ record RunResult(
   }
 
   String tableRow() {
+    if (ledger != null) {
+      return "| "
+          + backend
+          + " | "
+          + scenario.id()
+          + " | "
+          + duration.toSeconds()
+          + " | "
+          + ledger.requests()
+          + " | "
+          + ledger.repliesDropped()
+          + " | "
+          + ledger.retries()
+          + " | "
+          + ledger.appliedOnce()
+          + " | "
+          + ledger.appliedTwice()
+          + " | "
+          + ledger.toldByOwnEarlierAttempt()
+          + " | "
+          + ledger.neverApplied()
+          + " | "
+          + ledger.unresolved()
+          + " | "
+          + ledger.wrongResults()
+          + " | "
+          + (passed() ? "pass" : "**FAIL**: " + String.join("; ", failures))
+          + " |";
+    }
     return "| "
         + backend
         + " | "

@@ -21,6 +21,23 @@ enum Scenario {
   /** Every worker's clock offset by hours (some ahead, some behind). */
   CLOCK_OFFSET("every worker's clock offset by -5 h to +7 h", false),
   /**
+   * A client waiting for a lock (held by another) cut off from the backend for twice the lease
+   * (longer than a ZooKeeper session, so its queue node and watch die), then healed; the lock is
+   * released during the cut or right after it. The waiter must be granted the free lock within the
+   * next-grant bound once it is back.
+   */
+  WAITER_PARTITION(
+      "waiter's network path cut for 2x the lease (its session expires), then reset; the lock freed"
+          + " during or after the cut",
+      false),
+  /**
+   * Idempotency stores only: replies of the store lost at random (the request reached the server,
+   * the connection is reset before the answer gets back), about every 20 ms per client.
+   */
+  DROPPED_REPLIES(
+      "store replies dropped with a connection reset, at random, about every 20 ms per client",
+      false),
+  /**
    * A held lock deleted on the server (the backend's forced release), then granted again at once to
    * the holder's owner id through another client: the holder's late release and renewals must not
    * reach the newer grant. Breaks the lease assumption as a pause does: the holder learns of the
@@ -68,7 +85,7 @@ enum Scenario {
     }
     throw new IllegalArgumentException(
         "scenario must be one of calm, kill, pause, short-pause, restart, partition, delay,"
-            + " clock-offset, force-release; got '"
+            + " clock-offset, waiter-partition, force-release, dropped-replies; got '"
             + id
             + "'");
   }

@@ -47,6 +47,11 @@ interface Target extends AutoCloseable {
     return false;
   }
 
+  /** Whether this is an idempotency store, run as a ledger of requests rather than locks. */
+  default boolean ledger() {
+    return false;
+  }
+
   /** The scenarios a soak runs on this target when none are named. */
   default List<Scenario> defaultScenarios() {
     return Scenario.CLASSIC;
@@ -92,6 +97,9 @@ interface Target extends AutoCloseable {
       case "postgres-external" -> ExternalTarget.postgres(env("DLOCK_TEST_POSTGRES_URL"));
       case "zookeeper" -> new ZooKeeperTarget();
       case "redlock" -> new RedlockTarget();
+      case "idempotency-redis" -> new IdempotencyTarget("redis", false);
+      case "idempotency-postgres" -> new IdempotencyTarget("postgres", false);
+      case "idempotency-redis-fresh-ids" -> new IdempotencyTarget("redis", true);
       case "postgres" -> new PostgresTarget("lease-row");
       case "postgres-session" -> new PostgresTarget("session");
       case "postgres-row" -> new PostgresTarget("row");
@@ -102,7 +110,9 @@ interface Target extends AutoCloseable {
           throw new IllegalArgumentException(
               "target must be redis, redlock, zookeeper, postgres, postgres-session, postgres-row,"
                   + " mariadb, mariadb-session, mariadb-row (the MariaDB named by"
-                  + " DLOCK_TEST_MYSQL_URL), <redis|redlock|zookeeper|postgres>-owner-id, redis-volatile"
+                  + " DLOCK_TEST_MYSQL_URL), <redis|redlock|zookeeper|postgres>-owner-id,"
+                  + " idempotency-redis, idempotency-postgres, idempotency-redis-fresh-ids (its"
+                  + " negative control), redis-volatile"
                   + " (the negative control), redis-external or postgres-external (the servers"
                   + " named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL), got '"
                   + name

@@ -31,7 +31,8 @@ public final class Torture implements Callable<Integer> {
   /** Every target a soak runs when none are named. */
   static final String DEFAULT_TARGETS =
       "redis,zookeeper,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id,"
-          + "postgres-session,postgres-row,mariadb,mariadb-session,mariadb-row,redlock";
+          + "postgres-session,postgres-row,mariadb,mariadb-session,mariadb-row,redlock,"
+          + "idempotency-redis,idempotency-postgres";
 
   @Option(
       names = {"--targets", "--backends"},
@@ -43,7 +44,9 @@ public final class Torture implements Callable<Integer> {
               + " between worker processes (redis, redlock, zookeeper, postgres);"
               + " postgres-session, postgres-row and mariadb[-session|-row] are dlock-jdbc's modes"
               + " (mariadb: the server named by DLOCK_TEST_MYSQL_URL, skipped without it); redlock"
-              + " is 5 masters, one blackholed. Also redis-volatile (the"
+              + " is 5 masters, one blackholed; idempotency-redis and idempotency-postgres run"
+              + " dlock-idempotency's tokens and dedup claims under dropped replies. Also"
+              + " redis-volatile (the"
               + " negative control: no persistence), redis-external and postgres-external (the"
               + " servers named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL; not"
               + " restarted).")
@@ -167,7 +170,10 @@ public final class Torture implements Callable<Integer> {
           RunSettings settings =
               new RunSettings(
                   backend, scenario, perRun, workers, locks, lease, dir, target.sharedOwnerIds());
-          RunResult result = new TortureRun(settings, target, jar).run();
+          RunResult result =
+              target.ledger()
+                  ? new IdempotencyRun(settings, (IdempotencyTarget) target).run()
+                  : new TortureRun(settings, target, jar).run();
           progress.accept("dlock-torture: " + result.tableRow());
           results.add(result);
         }
@@ -182,8 +188,12 @@ public final class Torture implements Callable<Integer> {
 
   /** Scenarios that need a mode run only on targets in that mode. */
   static boolean applies(Scenario scenario, Target target) {
+    if (target.ledger()) {
+      return scenario == Scenario.DROPPED_REPLIES;
+    }
     return switch (scenario) {
       case FORCE_RELEASE -> target.sharedOwnerIds();
+      case DROPPED_REPLIES -> false;
       default -> true;
     };
   }
@@ -197,12 +207,21 @@ public final class Torture implements Callable<Integer> {
         .append(hostDescription())
         .append("  \n");
     md.append(timing).append("\n\n");
-    md.append(RunResult.tableHeader());
-    for (RunResult r : results) {
-      md.append(r.tableRow()).append('\n');
+    List<RunResult> lockRuns = results.stream().filter(r -> r.ledger() == null).toList();
+    List<RunResult> ledgerRuns = results.stream().filter(r -> r.ledger() != null).toList();
+    if (!lockRuns.isEmpty()) {
+      md.append(RunResult.tableHeader());
+      lockRuns.forEach(r -> md.append(r.tableRow()).append('\n'));
+      md.append('\n');
     }
-    md.append('\n');
-    md.append("| backend | runs | time (s) | grants | faults injected | failed runs |\n");
+    if (!ledgerRuns.isEmpty()) {
+      md.append(Ledger.tableHeader());
+      ledgerRuns.forEach(r -> md.append(r.tableRow()).append('\n'));
+      md.append('\n');
+    }
+    md.append(
+        "| target | runs | time (s) | grants (requests) | faults injected (replies dropped)"
+            + " | failed runs |\n");
     md.append("|---|---:|---:|---:|---:|---:|\n");
     results.stream()
         .map(RunResult::backend)

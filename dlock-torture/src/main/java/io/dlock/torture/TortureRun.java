@@ -89,6 +89,10 @@ final class TortureRun {
       faults.append(Event.Kind.RUN_END, "-", 0, scenario.id());
     } finally {
       stopWorkers();
+      if (waiter != null) {
+        waiter.close();
+        waiterProxies.forEach(TcpProxy::close);
+      }
       probeThreads.shutdownNow();
       registers.close();
     }
@@ -167,6 +171,7 @@ final class TortureRun {
         faults.append(Event.Kind.DELAY_END, "-", 0, "");
         afterFault();
       }
+      case WAITER_PARTITION -> waiterPartition(probe);
       case FORCE_RELEASE -> {
         Optional<Map.Entry<String, String>> victim = victim();
         if (victim.isEmpty()) {
@@ -194,6 +199,100 @@ final class TortureRun {
         afterFault();
       }
     }
+  }
+
+  private List<TcpProxy> waiterProxies;
+  private LockClient waiter;
+  private EventLog waiterLog;
+  private int waiterLocks;
+
+  /**
+   * A client of its own (through proxies of its own) waits for a lock of its own that the probe
+   * holds; its path is cut for twice the lease, so that its session (and on ZooKeeper its queue
+   * node and watch) ends, then healed. The probe releases the lock during the cut or right after
+   * it, in turn. Nobody else wants that lock, so a waiter that is not woken leaves it free while it
+   * waits, which the checker bounds.
+   */
+  private void waiterPartition(LockClient probe) throws InterruptedException {
+    Duration lease = settings.lease();
+    if (waiter == null) {
+      waiterProxies = target.servers().stream().map(TcpProxy::new).toList();
+      waiter =
+          LockClients.connect(
+              target.uri(waiterProxies.stream().map(TcpProxy::port).toList()),
+              target.properties(lease),
+              LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
+      waiterLog = new EventLog(dir.resolve("waiter.history"), "waiter");
+    }
+    String lock = lockNames.get(0) + "-waited-" + waiterLocks++;
+    boolean releaseDuringCut = waiterLocks % 2 == 1;
+    LockOptions options = LockOptions.defaults().withRenewedLease(lease);
+    EventLog holderLog = probeLog();
+    holderLog.append(Event.Kind.ACQUIRING, lock, 0, "");
+    Lease held;
+    try {
+      held = probe.lock(lock, options).acquire(Duration.ofSeconds(10));
+    } catch (LockException e) {
+      holderLog.append(Event.Kind.NO_GRANT, lock, 0, e.toString());
+      return;
+    }
+    holderLog.append(Event.Kind.GRANT, lock, held.fencingToken(), "");
+    Duration wait = lease.multipliedBy(10);
+    CompletableFuture<Void> waited =
+        CompletableFuture.runAsync(
+            () -> {
+              waiterLog.append(Event.Kind.ACQUIRING, lock, 0, "");
+              Lease got;
+              try {
+                got = waiter.lock(lock, options).acquire(wait);
+              } catch (LockException e) {
+                waiterLog.append(Event.Kind.NO_GRANT, lock, 0, e.toString());
+                return;
+              }
+              waiterLog.append(Event.Kind.GRANT, lock, got.fencingToken(), "");
+              waiterLog.append(Event.Kind.RELEASING, lock, got.fencingToken(), "");
+              String result;
+              try {
+                result = Boolean.toString(got.release());
+              } catch (LockException e) {
+                result = "error " + e;
+              }
+              waiterLog.append(Event.Kind.RELEASED, lock, got.fencingToken(), result);
+            },
+            probeThreads);
+    calm(lease.dividedBy(4)); // time for the waiter to queue: no event says it has
+    waiterProxies.forEach(TcpProxy::cut);
+    faults.append(Event.Kind.WAITER_CUT_BEGIN, lock, 0, "waiter");
+    faultsInjected++;
+    if (releaseDuringCut) {
+      calm(lease.dividedBy(2));
+      release(holderLog, lock, held);
+      calm(lease.multipliedBy(2).minus(lease.dividedBy(2)));
+    } else {
+      calm(lease.multipliedBy(2));
+    }
+    waiterProxies.forEach(TcpProxy::heal);
+    faults.append(Event.Kind.WAITER_CUT_END, lock, 0, "waiter");
+    if (!releaseDuringCut) {
+      release(holderLog, lock, held);
+    }
+    try {
+      waited.get(wait.plusSeconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      waiterLog.append(Event.Kind.NO_GRANT, lock, 0, "the waiter did not return: " + e);
+    }
+    afterFault();
+  }
+
+  private static void release(EventLog log, String lock, Lease held) {
+    log.append(Event.Kind.RELEASING, lock, held.fencingToken(), "");
+    String result;
+    try {
+      result = Boolean.toString(held.release());
+    } catch (LockException e) {
+      result = "error " + e;
+    }
+    log.append(Event.Kind.RELEASED, lock, held.fencingToken(), result);
   }
 
   /** The next worker to enter its critical section, with the lock it holds. */

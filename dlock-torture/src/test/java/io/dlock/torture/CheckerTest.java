@@ -378,4 +378,30 @@ class CheckerTest {
     RunResult result = check(Scenario.CALM, 0);
     assertThat(result.tokenViolations()).isZero();
   }
+
+  /** The probe holds "w" and frees it during the waiter's cut (200 ms to 4200 ms). */
+  private void waiterCutOffWhileTheLockIsFreed(long grantedMs) {
+    hold("probe", "w", 1, 0, 1_000, 0);
+    at(100, "waiter", Kind.ACQUIRING, "w", 0, "");
+    at(200, "faults", Kind.WAITER_CUT_BEGIN, "w", 0, "waiter");
+    at(4_200, "faults", Kind.WAITER_CUT_END, "w", 0, "waiter");
+    at(grantedMs, "waiter", Kind.GRANT, "w", 2, "");
+    at(grantedMs + 1, "waiter", Kind.RELEASING, "w", 2, "");
+    at(grantedMs + 2, "waiter", Kind.RELEASED, "w", 2, "true");
+  }
+
+  @Test
+  void aCutOffWaiterGrantedSoonAfterItIsBack_passes() {
+    waiterCutOffWhileTheLockIsFreed(5_000);
+    RunResult result = check(Scenario.WAITER_PARTITION, 1);
+    assertThat(result.failures()).isEmpty();
+    assertThat(result.worstFreeWhileWaitedNanos()).isEqualTo(800 * MS);
+  }
+
+  @Test
+  void aCutOffWaiterNotWokenOnceItIsBack_fails() {
+    waiterCutOffWhileTheLockIsFreed(9_000);
+    assertThat(check(Scenario.WAITER_PARTITION, 1).failures())
+        .anyMatch(f -> f.contains("was free for 4800 ms while a worker waited"));
+  }
 }

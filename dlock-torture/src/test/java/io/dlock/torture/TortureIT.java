@@ -21,7 +21,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TortureIT {
   private static final Path DIR = Path.of("target", "torture-it");
   private static final List<Scenario> FAULTS =
-      Scenario.CLASSIC.stream().filter(s -> s != Scenario.CALM).toList();
+      Scenario.CLASSIC.stream()
+          .filter(s -> s != Scenario.CALM && s != Scenario.WAITER_PARTITION)
+          .toList();
 
   private static Duration perRun() {
     return Duration.ofSeconds(Long.getLong("dlock.torture.seconds", 5));
@@ -107,6 +109,45 @@ class TortureIT {
   @Test
   void redlockWithAMasterBlackholedAndAnotherKilled_meetsEveryPassCriterion() throws Exception {
     assertAllPass("redlock", List.of(Scenario.KILL, Scenario.PARTITION, Scenario.RESTART));
+  }
+
+  /**
+   * A waiter (not only a holder) losing its session: cut off past the session timeout while it
+   * waits, the lock freed during the cut or right after; it must be granted the free lock once it
+   * is back. On ZooKeeper its queue node and watch die with the session.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"zookeeper", "redis"})
+  void aWaiterCutOffPastItsSessionIsGrantedOnceBack(String target) throws Exception {
+    assertAllPass(target, List.of(Scenario.WAITER_PARTITION));
+  }
+
+  /**
+   * dlock-idempotency's tokens and dedup claims while replies are lost (the store acted, the
+   * connection is reset before the answer): every request retried with its request id, every token
+   * consumed and every key claimed exactly once, and each request told so.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"idempotency-redis", "idempotency-postgres"})
+  void everyRequestIsAppliedOnceAndToldSo_whenRepliesAreLost(String target) throws Exception {
+    assertAllPass(target, List.of(Scenario.DROPPED_REPLIES));
+  }
+
+  /**
+   * The idempotency run's negative control: a caller that retries with a new request id (against
+   * docs/idempotency.md's rule) is refused by its own earlier attempt once replies are lost, and
+   * the ledger must show it.
+   */
+  @Test
+  void retriesWithAFreshRequestId_areCaught() throws Exception {
+    List<RunResult> results =
+        run(List.of("idempotency-redis-fresh-ids"), List.of(Scenario.DROPPED_REPLIES));
+    write("idempotency-redis-fresh-ids", results);
+    RunResult control = results.get(0);
+    assertThat(control.passed()).as(control.tableRow()).isFalse();
+    assertThat(control.ledger().toldByOwnEarlierAttempt() + control.ledger().neverApplied())
+        .as(control.tableRow())
+        .isPositive();
   }
 
   private static void assertAllPass(String target, List<Scenario> scenarios) throws Exception {
