@@ -33,6 +33,14 @@ final class RedisKeys {
     return tagged(name) + ":fence";
   }
 
+  /**
+   * Where a script remembers that it ran request {@code requestId} on this lock (for as long as the
+   * client library could send it again), in the lock's slot.
+   */
+  String request(String name, String requestId) {
+    return tagged(name) + ":r:" + requestId;
+  }
+
   String releaseChannel(String name) {
     return tagged(name) + ":released";
   }

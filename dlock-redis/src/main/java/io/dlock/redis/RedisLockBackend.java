@@ -46,9 +46,18 @@ public final class RedisLockBackend implements LockBackend {
   private final LuaScript raiseFenceScript;
   private final LuaScript undoAcquireScript;
 
+  /**
+   * How long a script remembers a request it ran: Lettuce re-sends a command only while it waits
+   * for its answer (at most the command timeout), so twice that, plus a second, outlives every
+   * re-send.
+   */
+  private final String requestMemoryMillis;
+
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
     this.keys = new RedisKeys(settings.keyPrefix());
+    this.requestMemoryMillis =
+        Long.toString(settings.commandTimeout().multipliedBy(2).plusSeconds(1).toMillis());
     this.connections = RedisConnections.open(settings);
     this.commands = connections.commands;
     connections.signals.addListener(
@@ -113,12 +122,15 @@ public final class RedisLockBackend implements LockBackend {
     return acquireScript
         .<List<Object>>call(
             commands,
-            new String[] {keys.lock(lockName), keys.fence(lockName)},
+            new String[] {
+              keys.lock(lockName), keys.fence(lockName), keys.request(lockName, request)
+            },
             owner,
             leaseMillis(lease),
             request,
             Long.toString(System.currentTimeMillis()),
-            HolderDescription.of(owner))
+            HolderDescription.of(owner),
+            requestMemoryMillis)
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -198,14 +210,16 @@ public final class RedisLockBackend implements LockBackend {
   @Override
   public CompletableFuture<ReleaseResult> release(
       String lockName, String owner, long fencingToken) {
+    String request = RequestIds.next();
     return releaseScript
         .<List<Object>>call(
             commands,
-            new String[] {keys.lock(lockName)},
+            new String[] {keys.lock(lockName), keys.request(lockName, request)},
             owner,
             keys.releaseChannel(lockName),
-            RequestIds.next(),
-            Long.toString(fencingToken))
+            request,
+            Long.toString(fencingToken),
+            requestMemoryMillis)
         .handle(
             (reply, error) -> {
               if (error != null) {

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -67,10 +68,27 @@ public final class RedlockLockBackend implements LockBackend {
     for (String uri : settings.uris()) {
       masters.add(new RedlockMaster(uri, settings, connector));
     }
-    // All masters at once: a dead one costs its connect timeout once, not once per master.
-    List<CompletableFuture<Boolean>> attempts =
-        masters.stream().map(RedlockMaster::connectInBackground).toList();
-    long up = attempts.stream().filter(CompletableFuture::join).count();
+    // All masters at once, and start as soon as a majority is up: a dead master costs at most its
+    // connect timeout once (when a majority is not up without it), and keeps trying in the
+    // background.
+    AtomicInteger connected = new AtomicInteger();
+    AtomicInteger answered = new AtomicInteger();
+    CompletableFuture<Void> enough = new CompletableFuture<>();
+    for (RedlockMaster master : masters) {
+      master
+          .connectInBackground()
+          .whenComplete(
+              (ok, error) -> {
+                if (Boolean.TRUE.equals(ok) && connected.incrementAndGet() >= quorum) {
+                  enough.complete(null);
+                }
+                if (answered.incrementAndGet() == masters.size()) {
+                  enough.complete(null);
+                }
+              });
+    }
+    enough.join();
+    int up = connected.get();
     if (up < quorum) {
       close();
       throw new BackendUnavailableException(

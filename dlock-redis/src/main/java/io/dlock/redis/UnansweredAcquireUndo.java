@@ -1,10 +1,8 @@
 package io.dlock.redis;
 
-import io.lettuce.core.RedisCommandTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,8 +41,8 @@ final class UnansweredAcquireUndo {
    * Starts undoing: at once, then again after failures until the server answers or {@code lease}
    * after {@code sentNanos} (the acquire's send time on {@link System#nanoTime}) has passed.
    *
-   * @return completes with true when a hold was taken back, false when there was nothing to undo,
-   *     the undo's answer was lost, or the lease ended first; never exceptionally
+   * @return completes with true when a hold was taken back, false when there was nothing to undo or
+   *     the lease ended first; never exceptionally
    */
   static CompletableFuture<Boolean> start(
       String lockName, Duration lease, long sentNanos, Supplier<CompletableFuture<Boolean>> undo) {
@@ -52,15 +50,6 @@ final class UnansweredAcquireUndo {
     new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos())
         .attempt(FIRST_RETRY_MILLIS, done);
     return done;
-  }
-
-  private static boolean wasSent(Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof RedisCommandTimeoutException || t instanceof TimeoutException) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private void attempt(long nextDelayMillis, CompletableFuture<Boolean> done) {
@@ -77,11 +66,6 @@ final class UnansweredAcquireUndo {
               log.info("Took back the grant of '{}' whose answer was lost", lockName);
             }
             done.complete(undone);
-            return;
-          }
-          if (wasSent(error)) {
-            log.debug("The undo of an acquisition of '{}' was sent, its answer lost", lockName);
-            done.complete(false);
             return;
           }
           long left = endNanos - System.nanoTime();

@@ -46,12 +46,13 @@ class RedisScriptReplayTest {
     return acquire
         .<List<Object>>call(
             redis,
-            new String[] {keys.lock(name), keys.fence(name)},
+            new String[] {keys.lock(name), keys.fence(name), keys.request(name, request)},
             owner,
             "30000",
             request,
             "1700000000000",
-            "test-host/1/main")
+            "test-host/1/main",
+            "10000")
         .get(5, TimeUnit.SECONDS);
   }
 
@@ -64,11 +65,12 @@ class RedisScriptReplayTest {
         release
             .<List<Object>>call(
                 redis,
-                new String[] {keys.lock(name)},
+                new String[] {keys.lock(name), keys.request(name, request)},
                 owner,
                 keys.releaseChannel(name),
                 request,
-                Long.toString(token))
+                Long.toString(token),
+                "10000")
             .get(5, TimeUnit.SECONDS);
     return (Long) reply.get(0);
   }
@@ -137,5 +139,64 @@ class RedisScriptReplayTest {
     acquire("t:grant", "g1");
     assertThat(undo("t:grant", "g1")).isEqualTo(1L);
     assertThat(acquire("t:other", "x2").get(0)).as("the undone grant freed the lock").isEqualTo(1L);
+  }
+
+  /**
+   * Hostile review of issue 14: owner id o:X holds twice (two processes); P1's release runs but its
+   * answer is lost; P2 re-enters; Lettuce re-sends P1's release. The re-sent release must change
+   * nothing, or P2's release of one hold would then delete the lock under P2's other hold.
+   */
+  @Test
+  void aReleaseResentAfterAnotherHoldChangedTheLockChangesNothing() throws Exception {
+    acquire("o:X", "p1-a");
+    acquire("o:X", "p2-a");
+    assertThat(release("o:X", "p1-r")).isEqualTo(2L);
+    assertThat(acquire("o:X", "p2-b").get(2)).as("P2 re-enters").isEqualTo(2L);
+    assertThat(release("o:X", "p1-r")).as("the re-sent release answers as it did").isEqualTo(2L);
+    assertThat(release("o:X", "p2-r1")).isEqualTo(2L);
+    assertThat(acquire("t:stranger", "s1").get(0))
+        .as("P2's last hold still excludes")
+        .isEqualTo(0L);
+    assertThat(release("o:X", "p2-r2")).isEqualTo(1L);
+  }
+
+  /** A re-sent release of the last hold answers "released" again, not "not held". */
+  @Test
+  void aReleaseOfTheLastHoldResentAfterTheDeletionStillAnswersReleased() throws Exception {
+    acquire("t:grant", "g1");
+    assertThat(release("t:grant", "r1")).isEqualTo(1L);
+    assertThat(release("t:grant", "r1")).isEqualTo(1L);
+  }
+
+  /** An acquire re-sent after a release in between adds no phantom hold. */
+  @Test
+  void anAcquireResentAfterAReleaseInBetweenAddsNoHold() throws Exception {
+    acquire("o:X", "a1");
+    acquire("o:X", "a2");
+    assertThat(release("o:X", "r1")).isEqualTo(2L);
+    assertThat(acquire("o:X", "a2").get(2)).as("a2 re-sent: its first answer").isEqualTo(2L);
+    assertThat(release("o:X", "r2")).as("one hold was left, and this was it").isEqualTo(1L);
+    assertThat(acquire("t:stranger", "s1").get(0)).isEqualTo(1L);
+  }
+
+  /**
+   * Redlock: a raise of the stored token that arrives late, from an earlier grant of the same owner
+   * id, must not lower a newer grant's token (its release and renewal would then miss this master).
+   */
+  @Test
+  void aLateRaiseOfTheFencingTokenNeverLowersIt() throws Exception {
+    LuaScript raise = LuaScript.load("raise-fence.lua", redis);
+    acquire("o:X", "a1");
+    List<Object> newer =
+        raise
+            .<List<Object>>call(redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "7")
+            .get(5, TimeUnit.SECONDS);
+    assertThat(newer.get(0)).isEqualTo(1L);
+    List<Object> late =
+        raise
+            .<List<Object>>call(redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "3")
+            .get(5, TimeUnit.SECONDS);
+    assertThat(late.get(0)).as("not this grant's token").isEqualTo(0L);
+    assertThat(release("o:X", "r1", 7L)).as("the newer grant keeps token 7").isEqualTo(1L);
   }
 }

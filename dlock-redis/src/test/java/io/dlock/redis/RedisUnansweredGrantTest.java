@@ -14,6 +14,7 @@ import io.dlock.testkit.net.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,6 +75,49 @@ class RedisUnansweredGrantTest {
     // The grant is made on the server, then taken back by the undo that follows it.
     await()
         .atMost(millis(10_000))
+        .untilAsserted(() -> assertThat(direct.lock(name).tryAcquire()).isPresent());
+  }
+
+  /**
+   * Hostile review of issue 14: the acquire reaches the server, then the path goes silent and
+   * swallows the undo that was written after it; the connection is reset later. An undo whose
+   * answer never came must be sent again once the connection is back, or the grant stays for its
+   * whole lease (a day here).
+   */
+  @Test
+  void anUndoSwallowedByASilentConnectionIsSentAgainAfterTheReconnect() throws Exception {
+    slow.close();
+    slow =
+        CoreLockClient.create(
+            RedisLockBackend.connect(
+                RedisLockSettings.of("redis://127.0.0.1:" + slowPath.port())
+                    .withCommandTimeout(millis(1000))),
+            LockClientOptions.defaults().withOperationTimeout(millis(5000)));
+    LockOptions day = LockOptions.defaults().withFixedLease(Duration.ofDays(1));
+    assertThat(slow.lock(name, day).tryAcquire().orElseThrow().release()).isTrue();
+    // The acquire arrives 2 s after it is sent; the client gives up after 1 s and sends the undo,
+    // which would arrive 1 s after the grant.
+    slowPath.delay(millis(2000).toMillis());
+    assertThatThrownBy(() -> slow.lock(name, day).tryAcquire())
+        .isInstanceOf(BackendUnavailableException.class);
+    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
+    await()
+        .pollInterval(Duration.ofMillis(10))
+        .atMost(millis(10_000))
+        .until(
+            () ->
+                RedisTestServers.embedded().command("GET", keys.fence(name)).endsWith("\r\n2\r\n"));
+    slowPath.cut(); // the undo (and every repeat of it) is swallowed from now on
+    assertThat(RedisTestServers.embedded().command("EXISTS", keys.lock(name)))
+        .as("the grant was made and not yet undone")
+        .startsWith(":1");
+    // The fault itself: the path stays silent past the undo's 1 s command timeout, so that the
+    // client library has given the undo up and will not re-send it after the reconnect.
+    TimeUnit.MILLISECONDS.sleep(millis(1500).toMillis());
+    slowPath.delay(0);
+    slowPath.heal(); // resets the silent connection: what it held is gone
+    await()
+        .atMost(millis(15_000))
         .untilAsserted(() -> assertThat(direct.lock(name).tryAcquire()).isPresent());
   }
 }
