@@ -47,7 +47,8 @@ abstract class HeldLockStatements {
    * no transaction open. On an exception the caller discards {@code c}, which frees anything taken.
    */
   abstract @Nullable Granted lock(
-      Connection c, String name, String owner, String holder, long leaseMillis) throws SQLException;
+      Connection c, String name, String owner, String holder, long leaseMillis, long idleMillis)
+      throws SQLException;
 
   /**
    * Whether the grant must be recorded through another connection (row mode: the holding
@@ -66,7 +67,8 @@ abstract class HeldLockStatements {
 
   /**
    * Releases the lock held on {@code c}, so that {@code c} can go back to the pool in autocommit
-   * with nothing held; wakes waiters where the dialect can.
+   * with nothing held and the session settings of {@link #lock} undone; wakes waiters where the
+   * dialect can.
    */
   abstract void unlock(Connection c, String name, String owner) throws SQLException;
 
@@ -74,7 +76,7 @@ abstract class HeldLockStatements {
    * Confirms that {@code c} is alive, and so is its lock (the database frees it only with the
    * connection); records the lease end where the mode can. Throws if the connection is dead.
    */
-  abstract void heartbeat(Connection c, String name, String owner, long leaseMillis)
+  abstract void heartbeat(Connection c, String name, String owner, long token, long leaseMillis)
       throws SQLException;
 
   /** The locks held now whose names match the LIKE pattern (escape {@code !}). */
@@ -123,6 +125,49 @@ abstract class HeldLockStatements {
 
   /** Statements that check at start that the mode's tables can be used. */
   abstract List<String> probes();
+
+  /**
+   * PostgreSQL: the columns that bound a granted session on the server, with one parameter, the
+   * idle limit in milliseconds ({@code idleSetting}: {@code idle_session_timeout} for a session
+   * lock, {@code idle_in_transaction_session_timeout} for a row lock). The database ends a session
+   * that idles past it, so a holder whose process hangs or whose network went silent (the server
+   * may never learn of a cut otherwise) holds the lock at most that long. TCP keepalive probes and
+   * {@code tcp_user_timeout} on the server's side of the socket end it sooner (about 11 s) when the
+   * holder's host is gone or the network is cut. {@code set_config(..., false)} lasts for the
+   * session; a rolled-back transaction undoes it, and {@link #pgResets} undoes it at release.
+   */
+  static String pgBounds(String idleSetting) {
+    return ", set_config('"
+        + idleSetting
+        + "', ?, false), set_config('tcp_keepalives_idle', '"
+        + KEEPALIVE_IDLE_SECONDS
+        + "', false), set_config('tcp_keepalives_interval', '"
+        + KEEPALIVE_INTERVAL_SECONDS
+        + "', false), set_config('tcp_keepalives_count', '"
+        + KEEPALIVE_COUNT
+        + "', false), set_config('tcp_user_timeout', '"
+        + TCP_USER_TIMEOUT_MILLIS
+        + "', false)";
+  }
+
+  /** PostgreSQL: statements that undo {@link #pgBounds}, appended to the release. */
+  static String pgResets(String idleSetting) {
+    return "; RESET "
+        + idleSetting
+        + "; RESET tcp_keepalives_idle; RESET tcp_keepalives_interval;"
+        + " RESET tcp_keepalives_count; RESET tcp_user_timeout";
+  }
+
+  static final int KEEPALIVE_IDLE_SECONDS = 5;
+  static final int KEEPALIVE_INTERVAL_SECONDS = 2;
+  static final int KEEPALIVE_COUNT = 3;
+  static final int TCP_USER_TIMEOUT_MILLIS =
+      (KEEPALIVE_IDLE_SECONDS + KEEPALIVE_INTERVAL_SECONDS * KEEPALIVE_COUNT) * 1000;
+
+  /** MariaDB: the idle limit in whole seconds (at least one), for {@code wait_timeout}. */
+  static long mariaDbIdleSeconds(long idleMillis) {
+    return Math.max(1, (idleMillis + 999) / 1000);
+  }
 
   protected PreparedStatement prepare(Connection c, String sql) throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);

@@ -18,8 +18,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -27,8 +30,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The locks of one client in a connection-bound mode ({@link JdbcLockMode#SESSION}, {@link
- * JdbcLockMode#ROW}): each grant keeps a connection of its own until release. Its methods block and
- * run on the backend's executor.
+ * JdbcLockMode#ROW}): each grant keeps a connection of its own until release. Its methods block:
+ * acquisition and renewal run on the backend's call executor; release, the lease end and the
+ * heartbeat checks on an executor of their own ({@link #ioExecutor()}), so that an unlock stuck on
+ * a dead socket never takes a thread that another holder's renewal needs. Every grant connection
+ * has a network timeout, so nothing waits on a silent socket for longer than that.
  *
  * <p>Three things watch a held lock besides release:
  *
@@ -63,7 +69,8 @@ final class HeldLocks implements AutoCloseable {
 
   private final HeldLockStatements statements;
   private final Connections connections;
-  private final Executor executor;
+  private final ThreadPoolExecutor io;
+  private final int networkTimeoutMillis;
   private final ScheduledExecutorService timer;
   private final Semaphore slots;
   private final int maxHeldLocks;
@@ -75,13 +82,28 @@ final class HeldLocks implements AutoCloseable {
   HeldLocks(
       HeldLockStatements statements,
       Connections connections,
-      Executor executor,
+      Duration networkTimeout,
       int maxHeldLocks,
       Duration heartbeatInterval,
       String threadName) {
     this.statements = statements;
     this.connections = connections;
-    this.executor = executor;
+    this.networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, networkTimeout.toMillis());
+    AtomicInteger ioThreads = new AtomicInteger();
+    // Unbounded in threads but not in time: each task does I/O on one grant connection, bounded by
+    // its network timeout, and there are at most a few tasks per held lock.
+    this.io =
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            30,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            r -> {
+              Thread t = new Thread(r, threadName + "-io-" + ioThreads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
     this.maxHeldLocks = maxHeldLocks;
     this.slots = new Semaphore(maxHeldLocks);
     this.heartbeatNanos = heartbeatInterval.toNanos();
@@ -110,6 +132,7 @@ final class HeldLocks implements AutoCloseable {
     final String owner;
     final long token;
     final Connection connection;
+    final int poolNetworkTimeout;
     final ReentrantLock io = new ReentrantLock();
     final AtomicBoolean checking = new AtomicBoolean();
     int holds = 1;
@@ -117,16 +140,30 @@ final class HeldLocks implements AutoCloseable {
     boolean dead;
     boolean reported;
     boolean slotHeld = true;
+
+    /**
+     * Set when the last hold's release is asked for ({@link #releaseRequested}) or begins: renewal
+     * need not wait for it, and re-entry must not join it.
+     */
+    volatile boolean releasing;
+
     volatile boolean renewed;
     volatile long leaseEndNanos;
     volatile long confirmedNanos;
     @Nullable ScheduledFuture<?> endCheck;
 
-    Holding(String name, String owner, long token, Connection connection, long leaseNanos) {
+    Holding(
+        String name,
+        String owner,
+        long token,
+        Connection connection,
+        int poolNetworkTimeout,
+        long leaseNanos) {
       this.name = name;
       this.owner = owner;
       this.token = token;
       this.connection = connection;
+      this.poolNetworkTimeout = poolNetworkTimeout;
       long now = System.nanoTime();
       this.leaseEndNanos = now + leaseNanos;
       this.confirmedNanos = now;
@@ -163,11 +200,24 @@ final class HeldLocks implements AutoCloseable {
           if (!current.owner.equals(owner)) {
             return new AcquireResult.Held(retryBound); // another owner of this client holds it
           }
-          if (owner.startsWith("o:")) {
-            current.holds++; // a t: owner asking again is a repeat and adds no hold
+          if (current.releasing) {
+            // Its release was asked for and has not run yet (the core undoes a grant whose
+            // request saw its session lost, then tries again with the same owner): never re-enter
+            // a grant about to be unlocked; ask again once the release is through.
+            return new AcquireResult.Held(RELEASING_RETRY);
           }
-          current.extend(leaseNanos);
-          return new AcquireResult.Granted(current.token, current.holds);
+          // Re-entry is a round trip, as on a lease row: only a grant the database still holds
+          // (its connection answers) may be entered again; a dead one is replaced by a new grant.
+          if (confirm(current, leaseMillis)) {
+            if (owner.startsWith("o:")) {
+              current.holds++; // a t: owner asking again is a repeat and adds no hold
+            }
+            current.extend(leaseNanos);
+            return new AcquireResult.Granted(current.token, current.holds);
+          }
+          // Tell the core now, before the new grant replaces this one here: the event names no
+          // token, so it must not come once the newer grant of the same owner exists.
+          report(current);
         }
       } finally {
         current.io.unlock();
@@ -183,6 +233,7 @@ final class HeldLocks implements AutoCloseable {
               + " JdbcLockSettings.withMaxHeldLocks (and the pool size with it)");
     }
     Connection c = null;
+    int poolNetworkTimeout = 0;
     boolean kept = false;
     boolean clean = false;
     try {
@@ -190,7 +241,11 @@ final class HeldLocks implements AutoCloseable {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      HeldLockStatements.Granted granted = statements.lock(c, name, owner, holder, leaseMillis);
+      poolNetworkTimeout = boundSocket(c);
+      // The database ends the session by itself once it idled past the lease (plus the margin):
+      // a live holder is never idle that long (renewals and heartbeats run statements on it).
+      HeldLockStatements.Granted granted =
+          statements.lock(c, name, owner, holder, leaseMillis, leaseMillis + idleMarginMillis());
       if (granted == null) {
         clean = true;
         // The database frees a lock silently when its holder's connection dies: re-check at least
@@ -205,7 +260,7 @@ final class HeldLocks implements AutoCloseable {
           statements.record(other, name, owner, holder, granted, leaseMillis);
         }
       }
-      Holding fresh = new Holding(name, owner, granted.token(), c, leaseNanos);
+      Holding fresh = new Holding(name, owner, granted.token(), c, poolNetworkTimeout, leaseNanos);
       Holding stale = holdings.put(name, fresh);
       if (stale != null) {
         log.debug("Replaced the dead hold of '{}' by a new grant", name);
@@ -217,7 +272,7 @@ final class HeldLocks implements AutoCloseable {
       if (!kept) {
         if (c != null) {
           if (clean) {
-            c.close(); // nothing held on it: back to the pool
+            giveBack(c, poolNetworkTimeout); // nothing held on it: back to the pool
           } else {
             connections.discard(c); // whatever it may hold is freed with it
           }
@@ -227,9 +282,30 @@ final class HeldLocks implements AutoCloseable {
     }
   }
 
-  ReleaseResult release(String name, String owner) throws SQLException {
+  private static final Duration RELEASING_RETRY = Duration.ofMillis(20);
+
+  /**
+   * Called on the caller's thread when a release is asked for, before it runs on the I/O executor:
+   * a per-grant owner ({@code t:}) holds once, so its release is final, and from now on neither
+   * re-entry nor renewal may count on the grant. (Without this, an acquisition retried by the same
+   * owner could re-enter the grant before its queued release ran, and then lose it unawares.)
+   */
+  void releaseRequested(String name, String owner, long token) {
     Holding h = holdings.get(name);
-    if (h == null || !h.owner.equals(owner)) {
+    if (h != null && h.token == token && h.owner.equals(owner) && !owner.startsWith("o:")) {
+      h.releasing = true;
+    }
+  }
+
+  /**
+   * Releases one hold of the grant {@code token}. The token identifies the grant: a grant that died
+   * and was replaced by a newer grant of the same owner (an owner id) is not held any more, and its
+   * late release must never reach the newer one. A hold count above one is lowered only after the
+   * connection confirmed the grant, so that a release that finds it gone says so.
+   */
+  ReleaseResult release(String name, String owner, long token) throws SQLException {
+    Holding h = holdings.get(name);
+    if (h == null || !h.owner.equals(owner) || h.token != token) {
       return ReleaseResult.NOT_HELD;
     }
     h.io.lock();
@@ -238,9 +314,14 @@ final class HeldLocks implements AutoCloseable {
         return ReleaseResult.NOT_HELD;
       }
       if (!h.dead && h.holds > 1) {
-        h.holds--;
-        return ReleaseResult.STILL_HELD;
+        long leftMillis =
+            Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - System.nanoTime()));
+        if (confirm(h, leftMillis)) {
+          h.holds--;
+          return ReleaseResult.STILL_HELD;
+        }
       }
+      h.releasing = true;
       h.released = true;
       holdings.remove(name, h);
       cancelEndCheck(h);
@@ -250,13 +331,15 @@ final class HeldLocks implements AutoCloseable {
       try {
         statements.unlock(h.connection, name, owner);
       } catch (SQLException e) {
+        // A dead or silent connection (the network timeout): closing it frees the lock on the
+        // server as soon as the server notices (its idle timeout at the latest).
         log.debug("Release of '{}' failed on its connection: {}", name, e.toString());
         h.dropConnection();
         return goneUnlessUnreachable(h);
       }
       h.slotHeld = false;
       slots.release();
-      h.connection.close(); // nothing held on it any more: back to the pool
+      giveBack(h.connection, h.poolNetworkTimeout); // nothing held on it any more
       return ReleaseResult.RELEASED;
     } finally {
       h.io.unlock();
@@ -282,11 +365,14 @@ final class HeldLocks implements AutoCloseable {
     boolean unsure = false;
     for (HeldLease lease : leases) {
       Holding h = holdings.get(lease.lockName());
-      if (h == null || !h.owner.equals(lease.owner())) {
-        gone.add(lease);
+      if (h == null || !h.owner.equals(lease.owner()) || h.token != lease.fencingToken()) {
+        gone.add(lease); // not this grant: it ended, whatever holds the name now
         continue;
       }
-      h.io.lock();
+      if (!lockForRenewal(h)) {
+        gone.add(lease); // its last hold is being released right now
+        continue;
+      }
       try {
         if (h.released) {
           gone.add(lease);
@@ -295,7 +381,7 @@ final class HeldLocks implements AutoCloseable {
         if (!h.dead) {
           long sentAt = System.nanoTime();
           try {
-            statements.heartbeat(h.connection, h.name, h.owner, lease.lease().toMillis());
+            statements.heartbeat(h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
             h.renewed = true;
             h.confirmedNanos = sentAt;
             h.extend(lease.lease().toNanos());
@@ -323,6 +409,82 @@ final class HeldLocks implements AutoCloseable {
           "08006");
     }
     return gone;
+  }
+
+  /**
+   * Takes {@code h.io} for a renewal, without waiting behind the unlock of its last hold (which may
+   * be stuck on a dead socket until the network timeout). Any other I/O on the connection is a
+   * heartbeat or re-entry check, bounded by the network timeout: waited for.
+   *
+   * @return false if the grant is being released
+   */
+  private boolean lockForRenewal(Holding h) {
+    while (true) {
+      if (h.releasing) {
+        return false;
+      }
+      try {
+        if (h.io.tryLock(RENEW_LOCK_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+          return true;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while renewing", e);
+      }
+    }
+  }
+
+  private static final long RENEW_LOCK_POLL_MILLIS = 10;
+
+  /** The idle time past the lease after which the database ends a grant's session itself. */
+  private long idleMarginMillis() {
+    return TimeUnit.NANOSECONDS.toMillis(heartbeatNanos) + IDLE_MARGIN_MILLIS;
+  }
+
+  static final long IDLE_MARGIN_MILLIS = 1000;
+
+  /**
+   * Sets the grant connection's network timeout, so that no read on it waits past that on a silent
+   * network (a stuck unlock or heartbeat fails, and the connection is closed). Drivers without one
+   * (H2 in process) have no network to wait on.
+   *
+   * @return the timeout to restore before the connection goes back to the pool
+   */
+  private int boundSocket(Connection c) {
+    try {
+      int before = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis);
+      return before;
+    } catch (SQLException | UnsupportedOperationException e) {
+      log.debug("The driver has no network timeout: {}", e.toString());
+      return 0;
+    }
+  }
+
+  /** Back to the pool, with the pool's network timeout. */
+  private static void giveBack(Connection c, int poolNetworkTimeout) throws SQLException {
+    try {
+      c.setNetworkTimeout(Runnable::run, poolNetworkTimeout);
+    } catch (SQLException | UnsupportedOperationException e) {
+      // no network timeout to restore
+    }
+    c.close();
+  }
+
+  /**
+   * Whether the grant's connection answers a heartbeat now (so the database still holds its lock);
+   * marks it dead if not. Under {@code h.io}.
+   */
+  private boolean confirm(Holding h, long leaseMillis) {
+    long sentAt = System.nanoTime();
+    try {
+      statements.heartbeat(h.connection, h.name, h.owner, h.token, leaseMillis);
+      h.confirmedNanos = sentAt;
+      return true;
+    } catch (SQLException e) {
+      markDead(h, e);
+      return false;
+    }
   }
 
   private void markDead(Holding h, Exception cause) {
@@ -365,13 +527,14 @@ final class HeldLocks implements AutoCloseable {
         scheduleEndCheck(h); // renewed meanwhile
         return;
       }
+      h.releasing = true;
       h.released = true;
       holdings.remove(h.name, h);
       try {
         statements.unlock(h.connection, h.name, h.owner);
         h.slotHeld = false;
         slots.release();
-        h.connection.close();
+        giveBack(h.connection, h.poolNetworkTimeout);
       } catch (SQLException e) {
         h.dropConnection(); // closing the connection frees the lock on the server
       }
@@ -411,7 +574,7 @@ final class HeldLocks implements AutoCloseable {
         long sentAt = System.nanoTime();
         long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - sentAt));
         try {
-          statements.heartbeat(h.connection, h.name, h.owner, leftMillis);
+          statements.heartbeat(h.connection, h.name, h.owner, h.token, leftMillis);
           h.confirmedNanos = sentAt;
           return;
         } catch (SQLException e) {
@@ -448,9 +611,14 @@ final class HeldLocks implements AutoCloseable {
     }
   }
 
+  /** Where release and the checks of held connections run, apart from the backend's calls. */
+  Executor ioExecutor() {
+    return io;
+  }
+
   private void runOnExecutor(Runnable task) {
     try {
-      executor.execute(
+      io.execute(
           () -> {
             try {
               task.run();
@@ -467,6 +635,7 @@ final class HeldLocks implements AutoCloseable {
   @Override
   public void close() {
     timer.shutdownNow();
+    io.shutdown();
     for (Holding h : holdings.values()) {
       h.io.lock();
       try {

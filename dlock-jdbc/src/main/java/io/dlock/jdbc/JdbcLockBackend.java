@@ -69,6 +69,7 @@ public final class JdbcLockBackend implements LockBackend {
   private final @Nullable HeldLockStatements heldStatements;
   private final @Nullable HeldLocks heldLocks;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final PooledConnections pooled = new PooledConnections();
 
   private JdbcLockBackend(
       JdbcLockSettings settings,
@@ -103,6 +104,7 @@ public final class JdbcLockBackend implements LockBackend {
                 pg.channel(),
                 releaseListeners::get,
                 this::wakeAllWatchers,
+                pooled::discard,
                 "dlock-jdbc-" + id + "-signals")
             : null;
     this.heldLocks =
@@ -110,11 +112,19 @@ public final class JdbcLockBackend implements LockBackend {
             ? null
             : new HeldLocks(
                 heldStatements,
-                new PooledConnections(),
-                executor,
+                pooled,
+                networkTimeout(settings),
                 settings.maxHeldLocks(),
                 settings.heartbeatInterval(),
                 "dlock-jdbc-" + id + "-heartbeat");
+  }
+
+  /**
+   * The network timeout of a grant connection: past the statement timeout (every statement on it is
+   * short: a try-lock, a heartbeat, an unlock), so only a silent socket reaches it.
+   */
+  static Duration networkTimeout(JdbcLockSettings settings) {
+    return settings.statementTimeout().plusSeconds(1);
   }
 
   /** Connections for held locks: from the pool, discarded physically, probed apart from it. */
@@ -172,6 +182,7 @@ public final class JdbcLockBackend implements LockBackend {
     if (url.startsWith("jdbc:postgresql:")) {
       props.setProperty("connectTimeout", seconds);
       props.setProperty("loginTimeout", seconds);
+      props.setProperty("tcpKeepAlive", "true");
     } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
       props.setProperty("connectTimeout", Long.toString(connectMillis));
     }
@@ -296,6 +307,8 @@ public final class JdbcLockBackend implements LockBackend {
     if (url.startsWith("jdbc:postgresql:")) {
       config.addDataSourceProperty("connectTimeout", Integer.toString(connectSeconds));
       config.addDataSourceProperty("loginTimeout", Integer.toString(connectSeconds));
+      // The client notices a dead server or network; the server's side is set per grant.
+      config.addDataSourceProperty("tcpKeepAlive", "true");
     } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
       config.addDataSourceProperty("connectTimeout", Long.toString(connectMillis));
     }
@@ -429,9 +442,16 @@ public final class JdbcLockBackend implements LockBackend {
       String lockName, String owner, long fencingToken) {
     HeldLocks held = heldLocks;
     if (held != null) {
-      return run("release '" + lockName + "'", () -> held.release(lockName, owner));
+      held.releaseRequested(lockName, owner, fencingToken);
+      // Not on the call executor: an unlock stuck on a silent socket (until the network timeout)
+      // must not take a thread that another holder's renewal needs.
+      return run(
+          "release '" + lockName + "'",
+          () -> held.release(lockName, owner, fencingToken),
+          held.ioExecutor());
     }
-    return call("release '" + lockName + "'", c -> statements.release(c, lockName, owner));
+    return call(
+        "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
   }
 
   @Override
@@ -577,6 +597,11 @@ public final class JdbcLockBackend implements LockBackend {
   }
 
   private <T> CompletableFuture<T> run(String operation, SqlCall<T> work) {
+    return run(operation, work, executor);
+  }
+
+  private <T> CompletableFuture<T> run(
+      String operation, SqlCall<T> work, java.util.concurrent.Executor on) {
     if (closed.get()) {
       return CompletableFuture.failedFuture(
           new BackendUnavailableException("The JDBC lock backend is closed: " + operation));
@@ -590,7 +615,7 @@ public final class JdbcLockBackend implements LockBackend {
               throw unavailable(operation, e);
             }
           },
-          executor);
+          on);
     } catch (RejectedExecutionException e) {
       return CompletableFuture.failedFuture(
           new BackendUnavailableException("The JDBC lock backend is closed: " + operation, e));

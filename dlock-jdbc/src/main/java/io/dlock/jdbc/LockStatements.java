@@ -51,14 +51,18 @@ abstract class LockStatements {
     this.releaseLast =
         "DELETE FROM "
             + table
-            + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > "
+            + " WHERE name = ? AND owner = ? AND token = ? AND holds = 1 AND expires_at > "
             + now;
     this.releaseOne =
         "UPDATE "
             + table
-            + " SET holds = holds - 1 WHERE name = ? AND owner = ? AND holds > 1 AND expires_at > "
+            + " SET holds = holds - 1 WHERE name = ? AND owner = ? AND token = ? AND holds > 1"
+            + " AND expires_at > "
             + now;
     // A lock held more than once (an owner id, maybe from several clients) is never shortened.
+    // Release and renewal match the grant's fencing token too, not only the owner: an owner id can
+    // be granted the lock again (a new token) after its earlier grant ended behind its holders'
+    // backs, and a late release or renewal of the earlier grant must not reach the newer one.
     this.renewOne =
         "UPDATE "
             + table
@@ -66,7 +70,7 @@ abstract class LockStatements {
             + now
             + " + ? THEN expires_at ELSE "
             + now
-            + " + ? END WHERE name = ? AND owner = ? AND expires_at > "
+            + " + ? END WHERE name = ? AND owner = ? AND token = ? AND expires_at > "
             + now;
     this.delete = "DELETE FROM " + table + " WHERE name = ?";
     this.purge = "DELETE FROM " + table + " WHERE expires_at < " + now + " - ?";
@@ -190,35 +194,37 @@ abstract class LockStatements {
   }
 
   /**
-   * Deletes the owner's row when this was its last hold, else lowers the hold count. The common
-   * case (one hold) is one statement. The loop covers a hold count changed by a concurrent release
-   * of the same owner between the two statements.
+   * Deletes the owner's row of the grant {@code token} when this was its last hold, else lowers the
+   * hold count. The common case (one hold) is one statement. The loop covers a hold count changed
+   * by a concurrent release of the same owner between the two statements.
    */
-  ReleaseResult release(Connection c, String name, String owner) throws SQLException {
+  ReleaseResult release(Connection c, String name, String owner, long token) throws SQLException {
     for (int round = 0; round < 3; round++) {
-      if (update(c, releaseLast, name, owner) == 1) {
+      if (update(c, releaseLast, name, owner, token) == 1) {
         return ReleaseResult.RELEASED;
       }
-      if (update(c, releaseOne, name, owner) == 1) {
+      if (update(c, releaseOne, name, owner, token) == 1) {
         return ReleaseResult.STILL_HELD;
       }
-      if (!ownsValid(c, name, owner)) {
+      if (!ownsValid(c, name, owner, token)) {
         return ReleaseResult.NOT_HELD;
       }
     }
     return ReleaseResult.NOT_HELD;
   }
 
-  boolean ownsValid(Connection c, String name, String owner) throws SQLException {
+  /** Whether {@code owner} still holds the grant {@code token} of {@code name}, unexpired. */
+  boolean ownsValid(Connection c, String name, String owner, long token) throws SQLException {
     try (PreparedStatement ps =
         prepare(
             c,
             "SELECT 1 FROM "
                 + table
-                + " WHERE name = ? AND owner = ? AND expires_at > "
+                + " WHERE name = ? AND owner = ? AND token = ? AND expires_at > "
                 + nowMillis())) {
       ps.setString(1, name);
       ps.setString(2, owner);
+      ps.setLong(3, token);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }
@@ -226,8 +232,8 @@ abstract class LockStatements {
   }
 
   /**
-   * Extends every lease of the batch that its owner still holds, in one JDBC batch (one round trip
-   * with drivers that pipeline batches).
+   * Extends every lease of the batch whose grant (owner and fencing token) is still held, in one
+   * JDBC batch (one round trip with drivers that pipeline batches).
    *
    * @return the positions of the leases that are gone
    */
@@ -239,13 +245,15 @@ abstract class LockStatements {
         ps.setLong(2, lease.lease().toMillis());
         ps.setString(3, lease.lockName());
         ps.setString(4, lease.owner());
+        ps.setLong(5, lease.fencingToken());
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();
       for (int i = 0; i < counts.length; i++) {
         if (counts[i] == Statement.SUCCESS_NO_INFO) {
           // The driver did not say: ask, so that a lost lease is never reported as renewed.
-          if (!ownsValid(c, leases.get(i).lockName(), leases.get(i).owner())) {
+          HeldLease lease = leases.get(i);
+          if (!ownsValid(c, lease.lockName(), lease.owner(), lease.fencingToken())) {
             gone.add(i);
           }
         } else if (counts[i] < 1) {
@@ -342,10 +350,12 @@ abstract class LockStatements {
     return ps;
   }
 
-  private int update(Connection c, String sql, String name, String owner) throws SQLException {
+  private int update(Connection c, String sql, String name, String owner, long token)
+      throws SQLException {
     try (PreparedStatement ps = prepare(c, sql)) {
       ps.setString(1, name);
       ps.setString(2, owner);
+      ps.setLong(3, token);
       return ps.executeUpdate();
     }
   }

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -30,17 +31,20 @@ final class PostgresReleaseSignals implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(PostgresReleaseSignals.class);
   private static final int POLL_MILLIS = 250;
   private static final long RECONNECT_PAUSE_MILLIS = 500;
+  private static final int UNLISTEN_TIMEOUT_SECONDS = 2;
 
   private final DataSource dataSource;
   private final String channel;
   private final Function<String, @Nullable ReleaseListener> listeners;
   private final Runnable wakeAll;
+  private final Consumer<Connection> discard;
   private final String threadName;
   private final AtomicReference<CompletableFuture<Void>> ready =
       new AtomicReference<>(new CompletableFuture<>());
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition closing = lock.newCondition();
   private volatile boolean closed;
+  private boolean listenedBefore; // only the listening thread reads and writes it
   private @Nullable Thread thread;
 
   PostgresReleaseSignals(
@@ -48,11 +52,13 @@ final class PostgresReleaseSignals implements AutoCloseable {
       String channel,
       Function<String, @Nullable ReleaseListener> listeners,
       Runnable wakeAll,
+      Consumer<Connection> discard,
       String threadName) {
     this.dataSource = dataSource;
     this.channel = channel;
     this.listeners = listeners;
     this.wakeAll = wakeAll;
+    this.discard = discard;
     this.threadName = threadName;
   }
 
@@ -77,32 +83,12 @@ final class PostgresReleaseSignals implements AutoCloseable {
   }
 
   private void run() {
-    boolean listenedBefore = false;
     while (!closed) {
       try (Connection c = dataSource.getConnection()) {
-        if (!c.getAutoCommit()) {
-          c.setAutoCommit(true); // LISTEN takes effect at commit
-        }
-        PGConnection pg = c.unwrap(PGConnection.class);
-        try (Statement st = c.createStatement()) {
-          st.execute("LISTEN \"" + channel + "\"");
-        }
-        if (listenedBefore) {
-          wakeAll.run(); // releases during the gap were not heard: let every waiter try again
-        }
-        listenedBefore = true;
-        ready.get().complete(null);
-        while (!closed) {
-          PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
-          if (notifications == null) {
-            continue;
-          }
-          for (PGNotification n : notifications) {
-            ReleaseListener listener = listeners.apply(n.getParameter());
-            if (listener != null) {
-              listener.released(null);
-            }
-          }
+        try {
+          listen(c);
+        } finally {
+          unlisten(c);
         }
       } catch (SQLException | RuntimeException e) {
         if (closed) {
@@ -121,6 +107,51 @@ final class PostgresReleaseSignals implements AutoCloseable {
         wakeAll.run();
         pause();
       }
+    }
+  }
+
+  /** Listens on {@code c} and passes the notifications on, until closed or {@code c} fails. */
+  private void listen(Connection c) throws SQLException {
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true); // LISTEN takes effect at commit
+    }
+    PGConnection pg = c.unwrap(PGConnection.class);
+    try (Statement st = c.createStatement()) {
+      st.execute("LISTEN \"" + channel + "\"");
+    }
+    if (listenedBefore) {
+      wakeAll.run(); // releases during the gap were not heard: let every waiter try again
+    }
+    listenedBefore = true;
+    ready.get().complete(null);
+    while (!closed) {
+      PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
+      if (notifications == null) {
+        continue;
+      }
+      for (PGNotification n : notifications) {
+        ReleaseListener listener = listeners.apply(n.getParameter());
+        if (listener != null) {
+          listener.released(null);
+        }
+      }
+    }
+  }
+
+  /**
+   * Stops listening before the connection goes back to the pool: a pooled connection still
+   * listening would collect notifications that nobody reads (the server queues them for it, and the
+   * application that borrows it next gets them), and would keep this client's channel alive. A
+   * connection that cannot even do that is closed physically, so that the pool never hands it out
+   * again.
+   */
+  private void unlisten(Connection c) {
+    try (Statement st = c.createStatement()) {
+      st.setQueryTimeout(Math.max(1, UNLISTEN_TIMEOUT_SECONDS));
+      st.execute("UNLISTEN \"" + channel + "\"");
+    } catch (SQLException | RuntimeException e) {
+      log.debug("UNLISTEN failed, discarding the connection: {}", e.toString());
+      discard.accept(c);
     }
   }
 

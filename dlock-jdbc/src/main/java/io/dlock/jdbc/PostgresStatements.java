@@ -26,13 +26,22 @@ final class PostgresStatements extends LockStatements {
   private final String release;
   private final String renew;
   private final String channel;
+  private final int tableKey;
 
   PostgresStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
     this.channel = "dlock_" + table;
+    this.tableKey = firstInt(SessionLockStatements.sha256("dlock-order:" + table));
+    // Fencing order: the statement first takes a transaction lock of the name (held until its
+    // commit, so for microseconds), and only then draws the token. Without it, the INSERT draws
+    // nextval() when it builds its row, before it wins the name: an insert delayed after drawing
+    // (waiting on a row lock, or descheduled) could be granted after a later draw already was,
+    // and tokens would go 11 then 10. Serialized so, each grant draws after the previous grant of
+    // the name committed, hence strictly later from the sequence.
     this.acquire =
         """
-        WITH n AS (SELECT %2$s AS now_ms),
+        WITH g AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?) AS locked),
+        n AS MATERIALIZED (SELECT %2$s AS now_ms FROM g),
         up AS (
           INSERT INTO %1$s AS l (name, owner, holds, token, expires_at, holder, granted_at)
           SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ?, ?, n.now_ms FROM n
@@ -61,10 +70,10 @@ final class PostgresStatements extends LockStatements {
     this.release =
         """
         WITH n AS (SELECT %2$s AS now_ms),
-        d AS (DELETE FROM %1$s WHERE name = ? AND owner = ? AND holds = 1
+        d AS (DELETE FROM %1$s WHERE name = ? AND owner = ? AND token = ? AND holds = 1
                AND expires_at > (SELECT now_ms FROM n) RETURNING 0 AS holds),
-        u AS (UPDATE %1$s SET holds = holds - 1 WHERE name = ? AND owner = ? AND holds > 1
-               AND expires_at > (SELECT now_ms FROM n) RETURNING holds),
+        u AS (UPDATE %1$s SET holds = holds - 1 WHERE name = ? AND owner = ? AND token = ?
+               AND holds > 1 AND expires_at > (SELECT now_ms FROM n) RETURNING holds),
         s AS (SELECT pg_notify(?, ?) FROM d)
         SELECT holds, (SELECT count(*) FROM s) FROM d
         UNION ALL
@@ -77,9 +86,11 @@ final class PostgresStatements extends LockStatements {
         UPDATE %1$s AS l SET expires_at = CASE
                  WHEN l.holds > 1 THEN GREATEST(l.expires_at, (SELECT now_ms FROM n) + v.lease)
                  ELSE (SELECT now_ms FROM n) + v.lease END
-          FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS v(name, owner, lease)
-         WHERE l.name = v.name AND l.owner = v.owner AND l.expires_at > (SELECT now_ms FROM n)
-        RETURNING l.name, l.owner
+          FROM unnest(?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[])
+               AS v(name, owner, token, lease)
+         WHERE l.name = v.name AND l.owner = v.owner AND l.token = v.token
+           AND l.expires_at > (SELECT now_ms FROM n)
+        RETURNING l.name, l.owner, l.token
         """
             .formatted(table, NOW);
   }
@@ -119,15 +130,33 @@ final class PostgresStatements extends LockStatements {
     return channel;
   }
 
+  /**
+   * The transaction lock that orders the acquisitions of one name: two integers, a space of its own
+   * (session mode's advisory locks take one bigint), the table's hash and the name's.
+   */
+  private int[] orderKey(String name) {
+    return new int[] {tableKey, firstInt(SessionLockStatements.sha256(name))};
+  }
+
+  private static int firstInt(byte[] hash) {
+    return ((hash[0] & 0xff) << 24)
+        | ((hash[1] & 0xff) << 16)
+        | ((hash[2] & 0xff) << 8)
+        | (hash[3] & 0xff);
+  }
+
   @Override
   AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
+    int[] key = orderKey(name);
     try (PreparedStatement ps = prepare(c, acquire)) {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-      ps.setLong(3, leaseMillis);
-      ps.setString(4, holder);
-      ps.setString(5, name);
+      ps.setInt(1, key[0]);
+      ps.setInt(2, key[1]);
+      ps.setString(3, name);
+      ps.setString(4, owner);
+      ps.setLong(5, leaseMillis);
+      ps.setString(6, holder);
+      ps.setString(7, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           // The holder's row was deleted between the two halves: free now, try again at once.
@@ -142,26 +171,29 @@ final class PostgresStatements extends LockStatements {
   }
 
   @Override
-  ReleaseResult release(Connection c, String name, String owner) throws SQLException {
+  ReleaseResult release(Connection c, String name, String owner, long token) throws SQLException {
     // Two releases of one owner id at once: the DELETE and UPDATE of the statement see one
-    // snapshot, so the loser can match neither row version. Try again while the row is still ours.
+    // snapshot, so the loser can match neither row version. Try again while the grant is ours.
     for (int round = 0; round < 3; round++) {
-      ReleaseResult result = releaseOnce(c, name, owner);
-      if (result != ReleaseResult.NOT_HELD || !ownsValid(c, name, owner)) {
+      ReleaseResult result = releaseOnce(c, name, owner, token);
+      if (result != ReleaseResult.NOT_HELD || !ownsValid(c, name, owner, token)) {
         return result;
       }
     }
     return ReleaseResult.NOT_HELD;
   }
 
-  private ReleaseResult releaseOnce(Connection c, String name, String owner) throws SQLException {
+  private ReleaseResult releaseOnce(Connection c, String name, String owner, long token)
+      throws SQLException {
     try (PreparedStatement ps = prepare(c, release)) {
       ps.setString(1, name);
       ps.setString(2, owner);
-      ps.setString(3, name);
-      ps.setString(4, owner);
-      ps.setString(5, channel);
-      ps.setString(6, name);
+      ps.setLong(3, token);
+      ps.setString(4, name);
+      ps.setString(5, owner);
+      ps.setLong(6, token);
+      ps.setString(7, channel);
+      ps.setString(8, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return ReleaseResult.NOT_HELD;
@@ -175,36 +207,45 @@ final class PostgresStatements extends LockStatements {
   Set<Integer> renew(Connection c, List<HeldLease> leases) throws SQLException {
     String[] names = new String[leases.size()];
     String[] owners = new String[leases.size()];
+    Long[] tokens = new Long[leases.size()];
     Long[] millis = new Long[leases.size()];
     for (int i = 0; i < leases.size(); i++) {
       names[i] = leases.get(i).lockName();
       owners[i] = leases.get(i).owner();
+      tokens[i] = leases.get(i).fencingToken();
       millis[i] = leases.get(i).lease().toMillis();
     }
     Set<String> renewed = new HashSet<>();
     Array a1 = c.createArrayOf("varchar", names);
     Array a2 = c.createArrayOf("varchar", owners);
-    Array a3 = c.createArrayOf("bigint", millis);
+    Array a3 = c.createArrayOf("bigint", tokens);
+    Array a4 = c.createArrayOf("bigint", millis);
     try (PreparedStatement ps = prepare(c, renew)) {
       ps.setArray(1, a1);
       ps.setArray(2, a2);
       ps.setArray(3, a3);
+      ps.setArray(4, a4);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          renewed.add(rs.getString(1) + '\u0000' + rs.getString(2));
+          renewed.add(grantKey(rs.getString(1), rs.getString(2), rs.getLong(3)));
         }
       }
     } finally {
       a1.free();
       a2.free();
       a3.free();
+      a4.free();
     }
     Set<Integer> gone = new HashSet<>();
     for (int i = 0; i < leases.size(); i++) {
-      if (!renewed.contains(names[i] + '\u0000' + owners[i])) {
+      if (!renewed.contains(grantKey(names[i], owners[i], tokens[i]))) {
         gone.add(i);
       }
     }
     return gone;
+  }
+
+  private static String grantKey(String name, String owner, long token) {
+    return name + '\u0000' + owner + '\u0000' + token;
   }
 }

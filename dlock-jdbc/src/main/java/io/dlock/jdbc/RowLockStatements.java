@@ -33,6 +33,7 @@ abstract class RowLockStatements extends HeldLockStatements {
             + nextToken()
             + ", "
             + sessionIdSql()
+            + boundsSql()
             + " FROM "
             + table
             + "_rows WHERE name = ? "
@@ -59,6 +60,23 @@ abstract class RowLockStatements extends HeldLockStatements {
   boolean skipsLocked() {
     return false;
   }
+
+  /**
+   * Columns that bound the granted session on the server, with one parameter (the idle limit in
+   * milliseconds), or nothing where the dialect bounds it otherwise ({@link #bound}).
+   */
+  String boundsSql() {
+    return "";
+  }
+
+  /**
+   * Bounds the session of a grant on {@code c} (inside the holding transaction) where {@link
+   * #boundsSql} did not.
+   */
+  void bound(Connection c, long idleMillis) throws SQLException {}
+
+  /** Undoes {@link #boundsSql} or {@link #bound} before the connection goes back to the pool. */
+  void unbound(Connection c) throws SQLException {}
 
   /** The SQL expression that draws the next fencing token. */
   abstract String nextToken();
@@ -105,7 +123,8 @@ abstract class RowLockStatements extends HeldLockStatements {
   private static final int MAX_KNOWN_ROWS = 10_000;
 
   @Override
-  @Nullable Granted lock(Connection c, String name, String owner, String holder, long leaseMillis)
+  @Nullable Granted lock(
+      Connection c, String name, String owner, String holder, long leaseMillis, long idleMillis)
       throws SQLException {
     if (insertsWithoutWaiting() && !knownRows.contains(name)) {
       // First use of the name by this client: one insert, instead of a failed lock and a retry.
@@ -115,11 +134,18 @@ abstract class RowLockStatements extends HeldLockStatements {
     for (int round = 0; round < 2; round++) {
       c.setAutoCommit(false);
       try (PreparedStatement ps = prepare(c, select)) {
-        ps.setString(1, name);
+        if (boundsSql().isEmpty()) {
+          ps.setString(1, name);
+        } else {
+          ps.setString(1, Long.toString(idleMillis));
+          ps.setString(2, name);
+        }
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             remember(name);
-            return new Granted(rs.getLong(1), rs.getLong(2)); // the transaction stays open
+            Granted granted = new Granted(rs.getLong(1), rs.getLong(2));
+            bound(c, idleMillis);
+            return granted; // the transaction stays open
           }
         }
       } catch (SQLException e) {
@@ -182,6 +208,7 @@ abstract class RowLockStatements extends HeldLockStatements {
     clearRecord(c, name, owner);
     c.commit();
     c.setAutoCommit(true);
+    unbound(c);
   }
 
   /** Clears the record inside the holding transaction, so that it ends with the lock. */
@@ -190,7 +217,8 @@ abstract class RowLockStatements extends HeldLockStatements {
   }
 
   @Override
-  void heartbeat(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+  void heartbeat(Connection c, String name, String owner, long token, long leaseMillis)
+      throws SQLException {
     // The lock lives as long as the transaction, which lives as long as the connection.
     if (!c.isValid(queryTimeoutSeconds)) {
       throw new SQLException("the connection holding the row lock is closed", "08003");
@@ -226,6 +254,25 @@ abstract class RowLockStatements extends HeldLockStatements {
     String nextToken() {
       return "nextval('" + table + "_fence')";
     }
+
+    /**
+     * Evaluated before the row is locked; a lock that fails aborts the transaction, which undoes
+     * the settings with it.
+     */
+    @Override
+    String boundsSql() {
+      return pgBounds(IDLE);
+    }
+
+    @Override
+    void unbound(Connection c) throws SQLException {
+      try (java.sql.Statement st = c.createStatement()) {
+        st.setQueryTimeout(queryTimeoutSeconds);
+        st.execute(pgResets(IDLE).substring(2)); // after the commit: RESET in autocommit
+      }
+    }
+
+    private static final String IDLE = "idle_in_transaction_session_timeout";
 
     @Override
     String sessionIdSql() {
@@ -294,6 +341,17 @@ abstract class RowLockStatements extends HeldLockStatements {
     @Override
     String nextToken() {
       return "NEXTVAL(" + table + "_fence)";
+    }
+
+    /** The server closes a connection idle past {@code wait_timeout}, in a transaction or not. */
+    @Override
+    void bound(Connection c, long idleMillis) throws SQLException {
+      execute(c, "SET SESSION wait_timeout = ?", mariaDbIdleSeconds(idleMillis));
+    }
+
+    @Override
+    void unbound(Connection c) throws SQLException {
+      execute(c, "SET SESSION wait_timeout = DEFAULT");
     }
 
     @Override

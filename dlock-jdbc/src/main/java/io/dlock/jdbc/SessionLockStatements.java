@@ -46,14 +46,21 @@ abstract class SessionLockStatements extends HeldLockStatements {
   }
 
   @Override
-  void heartbeat(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-    // The statement succeeds only on a live connection, whose session still holds the lock.
+  void heartbeat(Connection c, String name, String owner, long token, long leaseMillis)
+      throws SQLException {
+    // The statement succeeds only on a live connection, whose session still holds the lock. It
+    // names the grant's token, so that it never touches the record of a later grant.
     update(
         c,
-        "UPDATE " + held + " SET expires_at = " + now + " + ? WHERE name = ? AND owner = ?",
+        "UPDATE "
+            + held
+            + " SET expires_at = "
+            + now
+            + " + ? WHERE name = ? AND owner = ? AND token = ?",
         leaseMillis,
         name,
-        owner);
+        owner,
+        token);
   }
 
   static byte[] sha256(String name) {
@@ -92,10 +99,17 @@ abstract class SessionLockStatements extends HeldLockStatements {
     private final int majorVersion;
     private final String lock;
 
+    private final String unlock;
+
     Postgres(String table, Duration statementTimeout, String channel, int majorVersion) {
       super(table, statementTimeout, "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint");
       this.channel = channel;
       this.majorVersion = majorVersion;
+      // Before PostgreSQL 14 there is no idle_session_timeout: a custom setting stands in for it
+      // (harmless), and only TCP keepalive bounds a silent holder there.
+      String idle = majorVersion >= 14 ? "idle_session_timeout" : "dlock.idle_session_timeout";
+      this.unlock = "SELECT pg_advisory_unlock(?), pg_notify(?, ?)" + pgResets(idle);
+      // RETURNING runs only for a grant: only a granted session gets its bounds.
       this.lock =
           """
           WITH n AS (SELECT %2$s AS now_ms)
@@ -106,9 +120,9 @@ abstract class SessionLockStatements extends HeldLockStatements {
           ON CONFLICT (name) DO UPDATE SET lock_key = EXCLUDED.lock_key, owner = EXCLUDED.owner,
             token = EXCLUDED.token, holder = EXCLUDED.holder, granted_at = EXCLUDED.granted_at,
             expires_at = EXCLUDED.expires_at, session_id = EXCLUDED.session_id
-          RETURNING token, session_id
+          RETURNING token, session_id %4$s
           """
-              .formatted(held, now, table);
+              .formatted(held, now, table, pgBounds(idle));
     }
 
     static long key(String name) {
@@ -121,11 +135,20 @@ abstract class SessionLockStatements extends HeldLockStatements {
     }
 
     @Override
-    @Nullable Granted lock(Connection c, String name, String owner, String holder, long leaseMillis)
+    @Nullable Granted lock(
+        Connection c, String name, String owner, String holder, long leaseMillis, long idleMillis)
         throws SQLException {
       long key = key(name);
       try (PreparedStatement ps = prepare(c, lock)) {
-        bind(ps, name, Long.toString(key), owner, holder, leaseMillis, key);
+        bind(
+            ps,
+            name,
+            Long.toString(key),
+            owner,
+            holder,
+            leaseMillis,
+            key,
+            Long.toString(idleMillis));
         try (ResultSet rs = ps.executeQuery()) {
           return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : null;
         }
@@ -142,7 +165,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
 
     @Override
     void unlock(Connection c, String name, String owner) throws SQLException {
-      execute(c, "SELECT pg_advisory_unlock(?), pg_notify(?, ?)", key(name), channel, name);
+      execute(c, unlock, key(name), channel, name);
     }
 
     @Override
@@ -234,7 +257,8 @@ abstract class SessionLockStatements extends HeldLockStatements {
     }
 
     @Override
-    @Nullable Granted lock(Connection c, String name, String owner, String holder, long leaseMillis)
+    @Nullable Granted lock(
+        Connection c, String name, String owner, String holder, long leaseMillis, long idleMillis)
         throws SQLException {
       String key = key(name);
       try (PreparedStatement ps = prepare(c, lock)) {
@@ -248,7 +272,11 @@ abstract class SessionLockStatements extends HeldLockStatements {
             execute(c, "SELECT RELEASE_LOCK(?)", key);
             throw collision(name, recorded, key);
           }
-          return new Granted(rs.getLong(2), rs.getLong(3));
+          Granted granted = new Granted(rs.getLong(2), rs.getLong(3));
+          // The server closes the connection once it idled past the lease and the margin, which
+          // frees the lock: a holder that hangs or went silent holds it no longer than that.
+          execute(c, "SET SESSION wait_timeout = ?", mariaDbIdleSeconds(idleMillis));
+          return granted;
         }
       }
     }
@@ -256,6 +284,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
     @Override
     void unlock(Connection c, String name, String owner) throws SQLException {
       execute(c, "SELECT RELEASE_LOCK(?)", key(name));
+      execute(c, "SET SESSION wait_timeout = DEFAULT");
     }
 
     @Override
