@@ -137,6 +137,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   private volatile boolean lossApplied;
 
+  /** Test seam: runs when a create's answer arrived, before its node is tracked or dropped. */
+  private volatile java.util.function.@Nullable Consumer<String> beforeTracking;
+
   private ZooKeeperLockBackend(CuratorFramework client, boolean ownsClient, String rootPath) {
     this.client = client;
     this.ownsClient = ownsClient;
@@ -285,19 +288,25 @@ public final class ZooKeeperLockBackend implements LockBackend {
     String description =
         LockPaths.description(System.currentTimeMillis(), HolderDescription.of(owner));
     long leaseNanos = lease.toNanos();
-    wakeUps.asked(lockName, owner);
-    CompletableFuture<AcquireResult> answer =
-        submitAsync(
+    WaiterWakeUps.Registration waiting = wakeUps.asked(lockName, owner);
+    // The registration ends before the core sees the grant (and stops watching the lock).
+    CompletableFuture<AcquireResult> answer = new CompletableFuture<>();
+    submitAsync(
             key,
             "acquire '" + lockName + "'",
             true,
-            () -> acquireFast(key, leaseNanos, description));
-    answer.thenAccept(
-        result -> {
-          if (result instanceof AcquireResult.Granted) {
-            wakeUps.finished(lockName, owner);
-          }
-        });
+            () -> acquireFast(key, leaseNanos, description))
+        .whenComplete(
+            (result, failure) -> {
+              if (failure != null) {
+                answer.completeExceptionally(failure);
+                return;
+              }
+              if (result instanceof AcquireResult.Granted) {
+                wakeUps.granted(waiting);
+              }
+              answer.complete(result);
+            });
     return answer;
   }
 
@@ -354,20 +363,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 return acquireOnWorker(key, leaseNanos, description, null);
               }
               String path = create.getName();
-              if (entry.removed) {
+              runBeforeTracking(path);
+              if (!entry.track(path, stat, description)) {
                 // The session ended while the create was under way, and Curator retried it in
                 // the new session: nobody tracks this node, which would block the queue for as
                 // long as this client lives. Delete it and start over with a fresh entry.
                 deleteInBackground(path);
                 return acquireOnWorker(key, leaseNanos, description, null);
               }
-              entry.node = path;
-              entry.nodeSession = stat.getEphemeralOwner();
-              entry.czxid = stat.getCzxid();
-              entry.version = stat.getVersion();
-              entry.holdCount = 1;
-              entry.description = description;
-              entry.uncertain = false;
               return decide(key, entry, path, answers.getValue(), leaseNanos, description);
             });
   }
@@ -498,20 +501,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
             .forPath(
                 paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)),
                 LockPaths.data(1, description));
-    if (entry.removed) {
+    runBeforeTracking(path);
+    if (!entry.track(path, stat, description)) {
       // The session ended while the create was under way (see acquireFast): an untracked node
       // of the new session would block the queue. Delete it; the caller learns of the lost
       // session.
       deleteQuietly(path);
       throw new KeeperException.SessionExpiredException();
     }
-    entry.node = path;
-    entry.nodeSession = stat.getEphemeralOwner();
-    entry.description = description;
-    entry.czxid = stat.getCzxid();
-    entry.version = stat.getVersion();
-    entry.holdCount = 1;
-    entry.uncertain = false;
   }
 
   /** Deletes a node without waiting; a failure leaves it to its session's end. */
@@ -551,13 +548,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
       if (stat == null || stat.getEphemeralOwner() != session) {
         continue;
       }
-      if (entry.node == null) {
-        entry.node = path;
-        entry.nodeSession = session;
-        entry.czxid = stat.getCzxid();
-        entry.version = -1; // read the data (hold count, description) before changing it
-        entry.holdCount = 1;
-      } else {
+      // The first is adopted, unless the session ended meanwhile (then, like any other, it is
+      // deleted: nobody would track it). The data (hold count, description) is read before it is
+      // changed.
+      if (entry.node != null || !entry.adopt(path, stat)) {
         deleteQuietly(path);
       }
     }
@@ -814,7 +808,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<Void> abandon(String lockName, String owner) {
-    wakeUps.finished(lockName, owner);
+    wakeUps.abandoned(lockName, owner); // on the acquiring thread, as the core calls it
+    return dropWait(lockName, owner);
+  }
+
+  /** Deletes the queue node of a wait that ended without a grant, in turn with the key's calls. */
+  private CompletableFuture<Void> dropWait(String lockName, String owner) {
     Key key = new Key(lockName, owner);
     if (!entries.containsKey(key) && !tails.containsKey(key)) {
       return CompletableFuture.completedFuture(null); // nothing queued or pending for this owner
@@ -1312,9 +1311,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
   /**
    * Applies a connection change, then lets the calls waiting for a connection go (the gate opens
    * only after the change is applied, so no call runs against a session that already ended), and
-   * wakes waiters whose watches a session change killed.
+   * wakes waiters whose watches a session change killed. Package-private so that tests can apply a
+   * change at a chosen moment of a call.
    */
-  private void onConnectionState(CuratorFramework c, ConnectionState state) {
+  void onConnectionState(CuratorFramework c, ConnectionState state) {
     BackendEvents sink = events;
     switch (state) {
       case CONNECTED:
@@ -1349,7 +1349,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
           lossApplied = false;
           for (Key key : List.copyOf(abandonAfterReconnect)) {
             abandonAfterReconnect.remove(key);
-            abandon(key.lockName, key.owner);
+            dropWait(key.lockName, key.owner);
           }
           if (sink != null) {
             sink.connectionRestored();
@@ -1378,10 +1378,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
     // a create retried by Curator made in the *new* session is alive, though, and every lease is
     // about to be reported lost, so nobody would ever delete it: delete it now.
     long current = currentSessionId();
+    // Detaching an entry is atomic with an owner's call tracking a node in it (QueueEntry.track):
+    // either the node is tracked first and deleted here, or the call finds the entry detached
+    // and deletes the node itself. Otherwise a node tracked just after this loop read the entry
+    // would be held by nobody: the core, told of the loss, would release the grant and find
+    // nothing to release.
     for (Map.Entry<Key, QueueEntry> e : entries.entrySet()) {
       QueueEntry entry = e.getValue();
-      String node = entry.node;
-      if (node != null && current != 0 && entry.nodeSession == current) {
+      String node = entry.detach(current);
+      if (node != null) {
         deleteInBackground(node);
       }
       removeEntry(e.getKey(), entry);
@@ -1416,6 +1421,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
     workers.shutdownNow();
     if (ownsClient) {
       client.close();
+    }
+  }
+
+  /** For tests: {@code hook} runs with a created node's path just before it is tracked. */
+  void beforeTracking(java.util.function.@Nullable Consumer<String> hook) {
+    this.beforeTracking = hook;
+  }
+
+  private void runBeforeTracking(String path) {
+    java.util.function.Consumer<String> hook = beforeTracking;
+    if (hook != null) {
+      hook.accept(path);
     }
   }
 
@@ -1481,7 +1498,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   private void removeEntry(Key key, QueueEntry entry) {
-    entry.removed = true;
+    entry.detach(0);
     entries.remove(key, entry);
     LeaseMark mark = entry.leaseMark;
     if (mark != null) {
@@ -1724,8 +1741,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
     /** The session that owns {@link #node} (its ephemeral owner), 0 while unknown. */
     volatile long nodeSession;
 
-    /** Dropped from the entries (its session ended, or it was released or abandoned). */
-    volatile boolean removed;
+    /**
+     * Dropped from the entries (its session ended, or it was released or abandoned): a node created
+     * for it afterwards is tracked by nobody. Set by {@link #detach}, read by {@link #track} and
+     * {@link #adopt}, under this entry's monitor.
+     */
+    private boolean removed;
 
     long czxid;
     int version;
@@ -1758,6 +1779,67 @@ public final class ZooKeeperLockBackend implements LockBackend {
      */
     boolean isGrant(long fencingToken) {
       return czxid == fencingToken;
+    }
+
+    /*
+     * Why a monitor: an owner's calls run one at a time per key, but the session-loss handling
+     * (on Curator's connection-state thread) detaches every entry at any moment. Checking that
+     * the entry is still attached and recording a new node must be one step against it, or a
+     * node recorded just after the session loss looked at the entry is tracked by nobody and
+     * blocks the lock for as long as its session lives. Only fields change under the monitor; the
+     * requests (deleting a node) are made by the callers, outside it.
+     */
+
+    /**
+     * Records the node a create just made (hold count 1), unless the entry was detached.
+     *
+     * @return false if detached: the caller must delete {@code path}, which nobody else will
+     */
+    synchronized boolean track(String path, Stat stat, String description) {
+      if (removed) {
+        return false;
+      }
+      node = path;
+      nodeSession = stat.getEphemeralOwner();
+      czxid = stat.getCzxid();
+      version = stat.getVersion();
+      holdCount = 1;
+      this.description = description;
+      uncertain = false;
+      return true;
+    }
+
+    /**
+     * Records a node of this owner found after a create whose answer was lost; its data is read
+     * before it is changed ({@code version} -1).
+     *
+     * @return false if detached: the caller must delete {@code path}
+     */
+    synchronized boolean adopt(String path, Stat stat) {
+      if (removed) {
+        return false;
+      }
+      node = path;
+      nodeSession = stat.getEphemeralOwner();
+      czxid = stat.getCzxid();
+      version = -1;
+      holdCount = 1;
+      return true;
+    }
+
+    /**
+     * Detaches the entry: nothing is tracked in it from now on.
+     *
+     * @param currentSession the session now current, or 0
+     * @return the node tracked, if it belongs to {@code currentSession} (alive, and for the caller
+     *     to delete), else null
+     */
+    synchronized @Nullable String detach(long currentSession) {
+      removed = true;
+      String tracked = node;
+      return tracked != null && currentSession != 0 && nodeSession == currentSession
+          ? tracked
+          : null;
     }
 
     void forgetNode() {
