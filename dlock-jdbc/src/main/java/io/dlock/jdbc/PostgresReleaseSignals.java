@@ -147,8 +147,12 @@ final class PostgresReleaseSignals implements AutoCloseable {
    */
   private void unlisten(Connection c) {
     try (Statement st = c.createStatement()) {
-      st.setQueryTimeout(Math.max(1, UNLISTEN_TIMEOUT_SECONDS));
+      // A silent network must not keep this thread: the socket read gives up, the connection goes.
+      int before = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, UNLISTEN_TIMEOUT_SECONDS * 1000);
+      st.setQueryTimeout(UNLISTEN_TIMEOUT_SECONDS);
       st.execute("UNLISTEN \"" + channel + "\"");
+      c.setNetworkTimeout(Runnable::run, before);
     } catch (SQLException | RuntimeException e) {
       log.debug("UNLISTEN failed, discarding the connection: {}", e.toString());
       discard.accept(c);
