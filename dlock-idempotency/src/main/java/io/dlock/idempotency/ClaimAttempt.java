@@ -17,10 +17,14 @@ public record ClaimAttempt(Kind kind, byte @Nullable [] result, Duration remaini
   /** The cases of a claim. */
   public enum Kind {
     /**
-     * The caller now owns an in-progress record (claimed now, or by an earlier call of its own).
+     * The caller now owns an in-progress record: claimed now, by a re-send of this call, or taken
+     * over from an unconfirmed attempt of its request; for a confirmation, the claim is confirmed.
      */
     CLAIMED,
-    /** Another caller's claim is running and has not expired. */
+    /**
+     * Another caller's claim (or a confirmed one of another attempt of the request) is running and
+     * has not expired; for a confirmation, the claim is no longer this attempt's.
+     */
     IN_PROGRESS,
     /** The key's work is done; its result is stored. */
     COMPLETED,

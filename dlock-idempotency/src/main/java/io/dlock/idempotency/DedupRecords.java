@@ -27,16 +27,23 @@ import java.util.Objects;
  * <p><b>Retrying a call whose answer was lost.</b> A claim (or a completion) can reach the store
  * and its answer be lost (a connection reset, a timeout): the call throws {@link
  * IdempotencyStoreException}, although the key may now be claimed by it. Every claim carries a
- * request id, and a repeat of a claim with the same request id gets the first one's outcome: the
- * key's in-progress record is its own ({@link ClaimOutcome.Claimed}), not {@link
- * ClaimOutcome.InProgress}. A caller that may retry passes its own request id ({@link
- * #claim(String, String, String)}, {@link #firstTime(String, String)}, {@link #runOnce(String,
- * String, ResultCodec, IdempotentAction)}), chosen once per request and used on every retry of it
- * (a message's delivery id, an id made when the request arrived). The methods without one draw a
- * fresh id per call: a repeat inside the store (a client library re-sending after a reconnect) is
- * recognised, but the caller's own retry is another request, told {@link RunOnceResult.InProgress}
- * until the lost claim's timeout. Two callers with one request id are one request to the store and
- * may both run the work: never share an id between requests.
+ * request id, and a repeat of a claim with the same request id gets the first one's outcome: a
+ * claim whose answer never reached its caller is the repeat's own ({@link ClaimOutcome.Claimed}),
+ * not {@link ClaimOutcome.InProgress}; a completed one is {@link ClaimOutcome.Completed}. A claim
+ * whose caller was answered is never handed to a repeat: the call confirms its claim in the store
+ * before it answers (one more round trip), and a repeat of the request while that caller still
+ * works is {@link ClaimOutcome.InProgress}, like any other caller. So a caller may retry a request
+ * with its request id whether the first attempt failed or still runs (an upstream timeout): the
+ * work runs once. A caller that may retry passes its own request id ({@link #claim(String, String,
+ * String)}, {@link #firstTime(String, String)}, {@link #runOnce(String, String, ResultCodec,
+ * IdempotentAction)}), chosen once per request and used on every retry of it (a message's delivery
+ * id, an id made when the request arrived). The methods without one draw a fresh id per call (and
+ * need no confirmation): a repeat inside the store (a client library re-sending after a reconnect)
+ * is recognised, but the caller's own retry is another request, told {@link
+ * RunOnceResult.InProgress} until the lost claim's timeout. If the confirmation's own answer is
+ * lost, the call throws and the work does not run; the claim is given back (failed) if the store
+ * answers that, otherwise a retry is in progress until the claim's timeout. Never share a request
+ * id between different requests: they would be one request to the store.
  *
  * <p>Defaults: in-progress timeout 60 s, retention of completed records 24 h, failed records kept 1
  * h (for inspection; they never block a retry).
@@ -144,15 +151,19 @@ public final class DedupRecords {
   public boolean firstTime(String key) {
     ClaimOutcome outcome = claim(key, "");
     if (outcome instanceof ClaimOutcome.Claimed claimed) {
-      claimed.claim().complete(new byte[0]);
-      return true;
+      // False if the claim expired before its completion and another caller took the key: that
+      // caller was told it is the first (closing fails a claim whose completion threw).
+      try (DedupClaim claim = claimed.claim()) {
+        return claim.complete(new byte[0]);
+      }
     }
     return false;
   }
 
   /**
    * True for the first request that asks for {@code key}, and for every repeat of that request
-   * (same {@code requestId}) while the record is retained; false for every other request. Retry a
+   * (same {@code requestId}) while the record is retained; false for every other request, and false
+   * if this call's claim expired before it was completed and another request took the key. Retry a
    * call that threw with the same request id to learn its outcome.
    *
    * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
@@ -161,14 +172,18 @@ public final class DedupRecords {
    * @throws IdempotencyStoreException if the store failed; retry with the same request id
    */
   public boolean firstTime(String key, String requestId) {
-    String owner = Tokens.requestIdHash(requestId);
-    // The record stores the owner as its result: a repeat that finds the record completed can then
-    // tell its own completion (a lost answer) from another request's.
-    byte[] mark = owner.getBytes(StandardCharsets.US_ASCII);
+    ClaimOwner owner = ClaimOwner.newAttempt(Tokens.requestIdHash(requestId));
+    // The record stores the request as its result: a repeat that finds the record completed can
+    // then tell its own completion (a lost answer) from another request's.
+    byte[] mark = owner.request().getBytes(StandardCharsets.US_ASCII);
     ClaimOutcome outcome = claimAs(key, "", owner);
     if (outcome instanceof ClaimOutcome.Claimed claimed) {
-      claimed.claim().complete(mark);
-      return true;
+      // False if the claim expired before its completion and another request took the key: that
+      // request was told it is the first (closing fails a claim whose completion threw, so that a
+      // retry can claim the key again at once).
+      try (DedupClaim claim = claimed.claim()) {
+        return claim.complete(mark);
+      }
     }
     return outcome instanceof ClaimOutcome.Completed completed
         && Arrays.equals(completed.result(), mark);
@@ -188,8 +203,9 @@ public final class DedupRecords {
   /**
    * {@link #runOnce(String, ResultCodec, IdempotentAction)} for the request {@code requestId}: a
    * retry of a call that threw (its claim or its completion may have reached the store) with the
-   * same request id runs the action if the first call never stored a result, and replays the result
-   * if it did; it is never told {@link RunOnceResult.InProgress} by its own earlier call.
+   * same request id runs the action if the first call never learned of its claim, and replays the
+   * result if it stored one; a retry while an earlier call of the request runs the action (an
+   * upstream timeout) is told {@link RunOnceResult.InProgress}, and the action runs once.
    *
    * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
    * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control characters;
@@ -200,8 +216,7 @@ public final class DedupRecords {
    */
   public <T> RunOnceResult<T> runOnce(
       String key, String requestId, ResultCodec<T> codec, IdempotentAction<T> action) {
-    String owner = Tokens.requestIdHash(requestId);
-    return run(key, owner, codec, action);
+    return run(key, ClaimOwner.newAttempt(Tokens.requestIdHash(requestId)), codec, action);
   }
 
   /**
@@ -216,11 +231,11 @@ public final class DedupRecords {
    */
   public <T> RunOnceResult<T> runOnce(
       String key, ResultCodec<T> codec, IdempotentAction<T> action) {
-    return run(key, Tokens.newToken(), codec, action);
+    return run(key, ClaimOwner.single(Tokens.newToken()), codec, action);
   }
 
   private <T> RunOnceResult<T> run(
-      String key, String owner, ResultCodec<T> codec, IdempotentAction<T> action) {
+      String key, ClaimOwner owner, ResultCodec<T> codec, IdempotentAction<T> action) {
     Objects.requireNonNull(codec, "codec");
     Objects.requireNonNull(action, "action");
     ClaimOutcome outcome = claimAs(key, "", owner);
@@ -265,29 +280,29 @@ public final class DedupRecords {
    * @throws IdempotencyStoreException if the store failed
    */
   public ClaimOutcome claim(String key, String fingerprint) {
-    return claimAs(key, fingerprint, Tokens.newToken());
+    return claimAs(key, fingerprint, ClaimOwner.single(Tokens.newToken()));
   }
 
   /**
    * {@link #claim(String, String)} for the request {@code requestId}: if this request claimed the
-   * key before and its answer was lost, the answer is {@link ClaimOutcome.Claimed} again (the
-   * in-progress timeout starts again), with a handle that completes or fails that claim; if it
-   * completed the key, {@link ClaimOutcome.Completed}. Another request id gets {@link
-   * ClaimOutcome.InProgress} as before.
+   * key before and that claim's answer was lost, the answer is {@link ClaimOutcome.Claimed} again
+   * (the in-progress timeout starts again), with a handle that completes or fails that claim; if it
+   * completed the key, {@link ClaimOutcome.Completed}. If an earlier call of this request was
+   * answered {@link ClaimOutcome.Claimed} and has not finished, {@link ClaimOutcome.InProgress}, as
+   * for another request id.
    *
    * @param key 1 to {@value #MAX_KEY_LENGTH} characters, no control characters
    * @param fingerprint 0 to {@value #MAX_FINGERPRINT_LENGTH} characters (a hash of the request;
    *     empty when unused)
    * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control characters;
-   *     the same on every retry of one request, never shared between requests (two callers with one
-   *     request id would both own the claim)
+   *     the same on every retry of one request, never shared between requests
    * @throws IdempotencyStoreException if the store failed; retry with the same request id
    */
   public ClaimOutcome claim(String key, String fingerprint, String requestId) {
-    return claimAs(key, fingerprint, Tokens.requestIdHash(requestId));
+    return claimAs(key, fingerprint, ClaimOwner.newAttempt(Tokens.requestIdHash(requestId)));
   }
 
-  private ClaimOutcome claimAs(String key, String fingerprint, String owner) {
+  private ClaimOutcome claimAs(String key, String fingerprint, ClaimOwner owner) {
     checkKey(key);
     Objects.requireNonNull(fingerprint, "fingerprint");
     if (fingerprint.length() > MAX_FINGERPRINT_LENGTH) {
@@ -297,11 +312,19 @@ public final class DedupRecords {
               + " characters, but has "
               + fingerprint.length());
     }
-    ClaimAttempt attempt = store.tryClaim(key, fingerprint, owner, inProgressTimeout);
+    ClaimAttempt attempt = store.tryClaim(key, fingerprint, owner.toString(), inProgressTimeout);
     switch (attempt.kind()) {
       case CLAIMED:
+        if (owner.needsConfirmation()) {
+          ClaimAttempt confirmed = confirm(key, fingerprint, owner);
+          if (confirmed.kind() != ClaimAttempt.Kind.CLAIMED) {
+            // Another attempt of this request took the claim over (this one's answer was taken
+            // for lost): that attempt does the work.
+            return new ClaimOutcome.InProgress(confirmed.remaining());
+          }
+        }
         return new ClaimOutcome.Claimed(
-            new DedupClaim(store, key, owner, retention, failedRetention));
+            new DedupClaim(store, key, owner.toString(), retention, failedRetention));
       case IN_PROGRESS:
         return new ClaimOutcome.InProgress(attempt.remaining());
       case COMPLETED:
@@ -310,6 +333,26 @@ public final class DedupRecords {
         return new ClaimOutcome.FingerprintMismatch();
       default:
         throw new IllegalStateException("Unknown claim kind " + attempt.kind());
+    }
+  }
+
+  /**
+   * Confirms this attempt's claim before anyone is told of it: from then on a repeat of the request
+   * is in progress, not a second owner. A claim taken over by another attempt meanwhile is not
+   * confirmed (not {@code CLAIMED}). A confirmation whose answer is lost fails the call, and the
+   * work does not run; the claim is given back (failed) if the store can still be reached, so that
+   * a retry claims the key again at once instead of waiting for the in-progress timeout.
+   */
+  private ClaimAttempt confirm(String key, String fingerprint, ClaimOwner owner) {
+    try {
+      return store.confirm(key, fingerprint, owner.toString(), inProgressTimeout);
+    } catch (RuntimeException e) {
+      try {
+        store.fail(key, owner.toString(), failedRetention);
+      } catch (RuntimeException failed) {
+        e.addSuppressed(failed);
+      }
+      throw e;
     }
   }
 

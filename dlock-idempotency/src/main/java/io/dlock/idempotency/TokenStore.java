@@ -68,6 +68,14 @@ public interface TokenStore {
    * from anything a client could send twice as different requests. The store keeps only its
    * SHA-256.
    *
+   * <p>A consume is one step, and the work after it is the caller's: the store cannot tell a retry
+   * whose first answer was lost from one whose first call was answered and is still being acted on,
+   * and tells both {@link TokenConsumption#CONSUMED}. Repeat a consume with its request id only to
+   * retry a call that threw; a handling that may overlap an answered one (an upstream retry after a
+   * timeout, a redelivery while the first delivery is processed) needs a request id of its own, or
+   * a dedup record ({@link DedupRecords#runOnce(String, String, IdempotentAction)}), whose retries
+   * are told {@link RunOnceResult.InProgress} while the first attempt runs.
+   *
    * @param token a value from {@link #issue}; anything else is {@link TokenConsumption#UNKNOWN}
    * @param requestId 1 to {@value Tokens#MAX_REQUEST_ID_LENGTH} characters, no control characters
    * @throws IllegalArgumentException if {@code requestId} is out of range

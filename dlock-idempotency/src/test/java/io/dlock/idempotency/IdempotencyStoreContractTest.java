@@ -200,11 +200,14 @@ abstract class IdempotencyStoreContractTest {
 
   @Test
   void aClaimRepeatedWithItsRequestIdOwnsTheClaimAndAnotherRequestIsInProgress() {
-    DedupRecords records = DedupRecords.on(dedupStore());
+    ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
+    DedupRecords records = DedupRecords.on(store);
     String key = uniqueKey("payment");
     String request = "delivery:" + UUID.randomUUID();
-    // The first claim reached the store; its answer is taken to be lost.
-    assertThat(records.claim(key, "fp", request)).isInstanceOf(ClaimOutcome.Claimed.class);
+    // The first claim reaches the store; its answer is lost.
+    store.loseNextClaimReply();
+    assertThatThrownBy(() -> records.claim(key, "fp", request))
+        .isInstanceOf(IdempotencyStoreException.class);
     // The retry of the same request owns the claim and can complete it.
     ClaimOutcome retry = records.claim(key, "fp", request);
     assertThat(retry).isInstanceOf(ClaimOutcome.Claimed.class);
@@ -272,11 +275,14 @@ abstract class IdempotencyStoreContractTest {
 
   @Test
   void runOnceRetriedWithItsRequestIdRunsTheActionIfItsClaimWasLostAndReplaysOtherwise() {
-    DedupRecords records = DedupRecords.on(dedupStore());
+    ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
+    DedupRecords records = DedupRecords.on(store);
     String key = uniqueKey("order");
     String request = "order-" + UUID.randomUUID();
     // A claim whose answer was lost: the action never ran.
-    assertThat(records.claim(key, "", request)).isInstanceOf(ClaimOutcome.Claimed.class);
+    store.loseNextClaimReply();
+    assertThatThrownBy(() -> records.runOnce(key, request, () -> "never"))
+        .isInstanceOf(IdempotencyStoreException.class);
     AtomicInteger runs = new AtomicInteger();
     assertThat(records.runOnce(key, request + "-other", () -> "no " + runs.incrementAndGet()))
         .isInstanceOf(RunOnceResult.InProgress.class);
@@ -285,6 +291,153 @@ abstract class IdempotencyStoreContractTest {
     assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
         .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
     assertThat(runs).hasValue(1);
+  }
+
+  // ---- a retry of a request while its first attempt still runs (review of issue 14, item 2): the
+  // store must not hand the running attempt's claim to the retry ----
+
+  @Test
+  void aRetryWithTheSameRequestIdWhileTheFirstAttemptRunsIsInProgressAndTheActionRunsOnce()
+      throws Exception {
+    DedupRecords records = DedupRecords.on(dedupStore());
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch firstRuns = new CountDownLatch(1);
+    CountDownLatch retryAnswered = new CountDownLatch(1);
+    Future<RunOnceResult<String>> first =
+        pool.submit(
+            () ->
+                records.runOnce(
+                    key,
+                    request,
+                    () -> {
+                      runs.incrementAndGet();
+                      firstRuns.countDown();
+                      // The first attempt holds its claim until the retry has been answered.
+                      if (!retryAnswered.await(
+                          TestTiming.millis(20_000).toMillis(), TimeUnit.MILLISECONDS)) {
+                        throw new IllegalStateException("the retry was not answered");
+                      }
+                      return "placed by the first attempt";
+                    }));
+    assertThat(firstRuns.await(TestTiming.millis(20_000).toMillis(), TimeUnit.MILLISECONDS))
+        .isTrue();
+    // The caller gave up waiting (an upstream timeout) and retries its request, as it should.
+    RunOnceResult<String> retry;
+    try {
+      retry = records.runOnce(key, request, () -> "placed by the retry " + runs.incrementAndGet());
+    } finally {
+      retryAnswered.countDown();
+    }
+    assertThat(retry).isInstanceOf(RunOnceResult.InProgress.class);
+    assertThat(first.get(TestTiming.millis(20_000).toMillis(), TimeUnit.MILLISECONDS))
+        .isEqualTo(new RunOnceResult.Executed<>("placed by the first attempt"));
+    assertThat(runs).as("action runs").hasValue(1);
+    assertThat(records.runOnce(key, request, () -> "again " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Replayed<>("placed by the first attempt"));
+  }
+
+  @Test
+  void aClaimRepeatedWithItsRequestIdAfterItsAnswerArrivedIsInProgressNotASecondOwner() {
+    DedupRecords records = DedupRecords.on(dedupStore());
+    String key = uniqueKey("payment");
+    String request = "delivery:" + UUID.randomUUID();
+    ClaimOutcome first = records.claim(key, "fp", request);
+    assertThat(first).isInstanceOf(ClaimOutcome.Claimed.class);
+    // Its caller was answered and may be doing the work: a repeat must not own the key too.
+    assertThat(records.claim(key, "fp", request)).isInstanceOf(ClaimOutcome.InProgress.class);
+    assertThat(((ClaimOutcome.Claimed) first).claim().complete(bytes("done"))).isTrue();
+    assertThat(records.claim(key, "fp", request))
+        .isInstanceOfSatisfying(
+            ClaimOutcome.Completed.class, c -> assertThat(c.result()).isEqualTo(bytes("done")));
+  }
+
+  @Test
+  void anAttemptWhoseClaimARetryTookOverBeforeItsAnswerArrivedDoesNotRun() {
+    DedupStore raw = dedupStore();
+    DedupRecords retries = DedupRecords.on(raw);
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
+    List<RunOnceResult<String>> retryResults = new ArrayList<>();
+    // The first attempt's claim is made, and its answer is slow: meanwhile the caller retries.
+    ForwardingDedupStore slowAnswer =
+        new ForwardingDedupStore(raw) {
+          private boolean first = true;
+
+          @Override
+          public ClaimAttempt tryClaim(
+              String key, String fingerprint, String owner, Duration inProgressTimeout) {
+            ClaimAttempt attempt = super.tryClaim(key, fingerprint, owner, inProgressTimeout);
+            if (first) {
+              first = false;
+              retryResults.add(
+                  retries.runOnce(
+                      key, request, () -> "placed by the retry " + runs.incrementAndGet()));
+            }
+            return attempt;
+          }
+        };
+    RunOnceResult<String> late =
+        DedupRecords.on(slowAnswer)
+            .runOnce(key, request, () -> "placed late " + runs.incrementAndGet());
+    assertThat(retryResults).containsExactly(new RunOnceResult.Executed<>("placed by the retry 1"));
+    assertThat(late).isInstanceOf(RunOnceResult.InProgress.class);
+    assertThat(runs).as("action runs").hasValue(1);
+  }
+
+  @Test
+  void aClaimWhoseConfirmationAnswerWasLostDoesNotRunAndItsRetryClaimsTheKeyAgain() {
+    ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
+    DedupRecords records = DedupRecords.on(store);
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
+    // The claim is confirmed on the store, but the caller never learns it: it must not run, and it
+    // gives the claim back so that its retry need not wait for the in-progress timeout.
+    store.loseNextConfirmationReply();
+    assertThatThrownBy(() -> records.runOnce(key, request, () -> "first " + runs.incrementAndGet()))
+        .isInstanceOf(IdempotencyStoreException.class)
+        .hasMessageContaining("confirmation");
+    assertThat(runs).hasValue(0);
+    assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
+    assertThat(records.runOnce(key, request, () -> "again " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
+  }
+
+  @Test
+  void firstTimeIsFalseWhenItsClaimExpiredAndAnotherRequestCompletedTheKeyFirst() {
+    DedupStore raw = dedupStore();
+    DedupRecords others = DedupRecords.on(raw).withInProgressTimeout(DedupRecords.MIN_DURATION);
+    List<Boolean> otherAnswers = new ArrayList<>();
+    // Before each completion reaches the store, the claim's in-progress timeout passes on the
+    // store's clock and another request takes the key over and completes it.
+    ForwardingDedupStore lateCompletion =
+        new ForwardingDedupStore(raw) {
+          @Override
+          public boolean complete(String key, String owner, byte[] result, Duration retention) {
+            await()
+                .atMost(TestTiming.millis(20_000))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> others.firstTime(key, "request-b"));
+            otherAnswers.add(true);
+            return super.complete(key, owner, result, retention);
+          }
+        };
+    DedupRecords records =
+        DedupRecords.on(lateCompletion).withInProgressTimeout(DedupRecords.MIN_DURATION);
+
+    String key = uniqueKey("message");
+    assertThat(records.firstTime(key, "request-a")).as("request a, completed late").isFalse();
+    assertThat(others.firstTime(key, "request-b")).as("request b's repeat").isTrue();
+    assertThat(others.firstTime(key, "request-a")).as("request a's repeat").isFalse();
+
+    String keyWithoutRequestIds = uniqueKey("message");
+    assertThat(records.firstTime(keyWithoutRequestIds)).as("completed late").isFalse();
+    assertThat(others.firstTime(keyWithoutRequestIds)).isFalse();
+    assertThat(otherAnswers).hasSize(2);
   }
 
   static byte[] bytes(String text) {

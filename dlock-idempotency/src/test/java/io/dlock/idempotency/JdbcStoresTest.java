@@ -85,6 +85,52 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
     assertThat(tokens.consume(token.value(), "other")).isEqualTo(TokenConsumption.ALREADY_CONSUMED);
   }
 
+  @Test
+  void dedupTablesMadeBeforeClaimAttemptsGetTheirColumnsFromCreateSchemaAndOtherwiseAClearError()
+      throws Exception {
+    String prefix = PREFIX + "old_attempts_";
+    String legacyRequest = Tokens.requestIdHash("legacy-request");
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
+      s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
+      // The table as the previous version made it, without claim_attempt and claim_confirmed, with
+      // a claim of that version in progress.
+      s.execute(
+          "CREATE TABLE "
+              + prefix
+              + "dedup (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY, record_state CHAR(1) NOT NULL,"
+              + " owner_token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL,"
+              + " result_data "
+              + (url.startsWith("jdbc:postgresql") ? "BYTEA" : "VARBINARY(1000)")
+              + ", expires_at BIGINT NOT NULL)");
+      s.execute(
+          "INSERT INTO "
+              + prefix
+              + "dedup VALUES ('legacy', 'P', '"
+              + legacyRequest
+              + "', '', NULL, 9000000000000)");
+    }
+    JdbcIdempotency db =
+        JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
+    DedupRecords records = DedupRecords.on(db.dedupStore());
+    assertThatThrownBy(() -> records.claim("new", "", "request"))
+        .isInstanceOf(IdempotencyStoreException.class)
+        .hasMessageContaining("call createSchema()")
+        .hasMessageContaining("ADD claim_attempt VARCHAR(64)")
+        .hasMessageContaining("ADD claim_confirmed SMALLINT");
+
+    db.createSchema();
+    db.createSchema(); // a second time changes nothing
+    ClaimOutcome claimed = records.claim("new", "", "request");
+    assertThat(claimed).isInstanceOf(ClaimOutcome.Claimed.class);
+    assertThat(records.claim("new", "", "request")).isInstanceOf(ClaimOutcome.InProgress.class);
+    assertThat(((ClaimOutcome.Claimed) claimed).claim().complete(new byte[] {1})).isTrue();
+    // The old version's claim may be running: a repeat of its request must not take it over.
+    assertThat(records.claim("legacy", "", "legacy-request"))
+        .isInstanceOf(ClaimOutcome.InProgress.class);
+  }
+
   @Override
   List<String> crashingClaimantArgs() {
     return List.of("jdbc", url, PREFIX);

@@ -83,10 +83,36 @@ public final class JdbcIdempotency {
         }
       }
     }
-    // consumed_by (the request that consumed a token) came with repeat-safe consumes; tables made
-    // before lack it. Probed by a query, because ADD COLUMN IF NOT EXISTS is not in MySQL.
+    for (AddedColumn column : addedColumns()) {
+      addColumnIfMissing(c, column);
+    }
+  }
+
+  /**
+   * The columns that came after the first version: consumed_by (the request that consumed a token)
+   * with repeat-safe consumes; claim_attempt and claim_confirmed (the attempt that made a dedup
+   * claim, and whether it was told) with retries of a claim while its first attempt runs. Nullable,
+   * so that existing rows stay valid.
+   */
+  private List<AddedColumn> addedColumns() {
+    return List.of(
+        new AddedColumn(settings.tokensTable(), "consumed_by", "VARCHAR(64)"),
+        new AddedColumn(settings.dedupTable(), "claim_attempt", "VARCHAR(64)"),
+        new AddedColumn(settings.dedupTable(), "claim_confirmed", "SMALLINT"));
+  }
+
+  /** A column added after the first version, and the statement that adds it. */
+  private record AddedColumn(String table, String name, String type) {
+    String ddl() {
+      return "ALTER TABLE " + table + " ADD " + name + " " + type;
+    }
+  }
+
+  private static void addColumnIfMissing(Connection c, AddedColumn column) throws SQLException {
+    // Probed by a query, because ADD COLUMN IF NOT EXISTS is not in MySQL.
     try (Statement s = c.createStatement()) {
-      s.executeQuery("SELECT consumed_by FROM " + settings.tokensTable() + " WHERE 1 = 0").close();
+      s.executeQuery("SELECT " + column.name() + " FROM " + column.table() + " WHERE 1 = 0")
+          .close();
       return;
     } catch (SQLException e) {
       if (!SqlDialect.isUndefinedColumn(e)) {
@@ -94,7 +120,7 @@ public final class JdbcIdempotency {
       }
     }
     try (Statement s = c.createStatement()) {
-      s.execute("ALTER TABLE " + settings.tokensTable() + " ADD consumed_by VARCHAR(64)");
+      s.execute(column.ddl());
     } catch (SQLException e) {
       if (!SqlDialect.isDuplicateColumn(e)) { // another process added it meanwhile
         throw e;
@@ -143,7 +169,9 @@ public final class JdbcIdempotency {
             + " result_data "
             + d.binaryType
             + ","
-            + " expires_at BIGINT NOT NULL)");
+            + " expires_at BIGINT NOT NULL,"
+            + " claim_attempt VARCHAR(64),"
+            + " claim_confirmed SMALLINT)");
   }
 
   /** A unit of work on one connection, given the dialect. */
@@ -167,14 +195,22 @@ public final class JdbcIdempotency {
               + ": "
               + e.getMessage()
               + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]")
-              + (SqlDialect.isUndefinedColumn(e)
-                  ? " (tables made by an older version lack columns: call createSchema(), or"
-                      + " ALTER TABLE "
-                      + settings.tokensTable()
-                      + " ADD consumed_by VARCHAR(64))"
-                  : ""),
+              + (SqlDialect.isUndefinedColumn(e) ? missingColumnsHint() : ""),
           e);
     }
+  }
+
+  /** What to do about tables made by an older version: the statements that add each column. */
+  private String missingColumnsHint() {
+    StringBuilder hint =
+        new StringBuilder(
+            " (tables made by an older version lack columns: call createSchema(), or");
+    String separator = " ";
+    for (AddedColumn column : addedColumns()) {
+      hint.append(separator).append(column.ddl());
+      separator = "; ";
+    }
+    return hint.append(')').toString();
   }
 
   PreparedStatement prepare(Connection c, String sql) throws SQLException {

@@ -1,6 +1,7 @@
 package io.dlock.idempotency.redis;
 
 import io.dlock.idempotency.ClaimAttempt;
+import io.dlock.idempotency.ClaimOwner;
 import io.dlock.idempotency.DedupStore;
 import java.time.Duration;
 import java.util.Base64;
@@ -10,7 +11,8 @@ import java.util.List;
  * Dedup records on Redis: one hash per key ({@code prefix dedup: key}) with its state, owner,
  * fingerprint and result, claimed by a Lua script that creates it only when it is absent or failed
  * (the atomic {@code SET NX}), with the in-progress timeout as its TTL; completing it sets the
- * retention as its TTL. A crashed owner's record vanishes by the server's TTL.
+ * retention as its TTL. A crashed owner's record vanishes by the server's TTL. The owner is kept as
+ * its request and attempt; a confirmation is the claim script in its confirm mode.
  */
 final class RedisDedupStore implements DedupStore {
   private final RedisIdempotency redis;
@@ -24,16 +26,19 @@ final class RedisDedupStore implements DedupStore {
   @Override
   public ClaimAttempt tryClaim(
       String key, String fingerprint, String owner, Duration inProgressTimeout) {
+    ClaimOwner claimant = ClaimOwner.parse(owner);
     List<Object> answer =
         redis.call(
-            "claim a dedup record",
+            claimant.confirmation() ? "confirm a dedup claim" : "claim a dedup record",
             () ->
                 redis.claim.call(
                     redis.redis(),
                     prefix + key,
-                    owner,
+                    claimant.request(),
                     fingerprint,
-                    Long.toString(inProgressTimeout.toMillis())));
+                    Long.toString(inProgressTimeout.toMillis()),
+                    claimant.attempt(),
+                    claimant.confirmation() ? "confirm" : "claim"));
     String kind = (String) answer.get(0);
     switch (kind) {
       case "claimed":
@@ -63,6 +68,7 @@ final class RedisDedupStore implements DedupStore {
 
   private boolean finish(
       String key, String owner, String state, String result, Duration retention) {
+    ClaimOwner finisher = ClaimOwner.parse(owner);
     Long done =
         redis.call(
             "finish a dedup record",
@@ -70,10 +76,11 @@ final class RedisDedupStore implements DedupStore {
                 redis.finish.call(
                     redis.redis(),
                     prefix + key,
-                    owner,
+                    finisher.request(),
                     state,
                     result,
-                    Long.toString(retention.toMillis())));
+                    Long.toString(retention.toMillis()),
+                    finisher.attempt()));
     return done != null && done == 1L;
   }
 }
