@@ -287,12 +287,19 @@ final class Grant {
     }
     int left;
     LeaseState before;
+    // The listeners of a lease released as a whole are kept until the server answers: a release
+    // that finds the grant already gone there (a session lost, the lease expired or taken over
+    // while the release waited) is a loss, and they are told of it.
+    List<Consumer<LeaseLostEvent>> releasedListeners = List.of();
     synchronized (this) {
       removeHandle(handle);
       left = handleCount();
       before = state;
       if (left == 0 && before != LeaseState.LOST) {
         state = LeaseState.RELEASED;
+        if (listeners != null) {
+          releasedListeners = listeners;
+        }
         listeners = null;
       }
     }
@@ -332,6 +339,17 @@ final class Grant {
         return true;
       case NOT_HELD:
       default:
+        if (!releasedListeners.isEmpty()) {
+          LeaseLostEvent event =
+              new LeaseLostEvent(
+                  key.lockName(),
+                  fencingToken,
+                  LeaseLostEvent.Reason.TAKEN_OVER,
+                  "the release found the grant already gone on the server");
+          for (Consumer<LeaseLostEvent> listener : releasedListeners) {
+            client.dispatch(listener, event);
+          }
+        }
         if (left > 0) {
           // The server says this owner holds nothing: the holds still open share the lost grant.
           markLost(

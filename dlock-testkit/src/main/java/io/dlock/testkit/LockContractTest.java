@@ -852,6 +852,32 @@ public abstract class LockContractTest {
   }
 
   /**
+   * The grant ends on the server while its holder is about to release it (a session lost, a forced
+   * release). The release finds it gone: it returns false, and the lease's lost listeners are told,
+   * as they would have been had a renewal found it first. A lost lease is never silent.
+   */
+  @Test
+  void aReleaseThatFindsTheGrantGoneTellsTheLostListeners() {
+    String lockName = name("release-finds-gone");
+    LockClient client = newClient();
+    Lease lease =
+        client
+            .lock(lockName, LockOptions.defaults().withFixedLease(millis(30_000)))
+            .tryAcquire()
+            .orElseThrow();
+    List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+    lease.onLost(lost::add);
+    deleteLockOnServer(lockName);
+
+    assertThat(lease.release()).as("nothing was held any more").isFalse();
+    await().atMost(millis(2000)).until(() -> !lost.isEmpty());
+    assertThat(lost)
+        .singleElement()
+        .satisfies(e -> assertThat(e.fencingToken()).isEqualTo(lease.fencingToken()));
+    assertThat(newClient().lock(lockName).tryAcquire()).isPresent();
+  }
+
+  /**
    * One client holds an owner id's grant twice; the grant ends on the server. Releasing one hold
    * learns that the owner no longer holds the lock, so the other hold must stop reading valid.
    */
