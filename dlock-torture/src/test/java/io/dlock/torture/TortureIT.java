@@ -86,7 +86,12 @@ class TortureIT {
   @ValueSource(strings = {"postgres-session", "postgres-row"})
   void theConnectionBoundJdbcModesMeetEveryPassCriterion_onPostgres(String target)
       throws Exception {
-    assertAllPass(target, List.of(Scenario.KILL, Scenario.PARTITION, Scenario.RESTART));
+    // A kill frees both modes' locks the same way (the connection dies): once is enough here.
+    assertAllPass(
+        target,
+        target.endsWith("session")
+            ? List.of(Scenario.KILL, Scenario.PARTITION, Scenario.RESTART)
+            : List.of(Scenario.PARTITION, Scenario.RESTART));
   }
 
   /**
@@ -99,27 +104,31 @@ class TortureIT {
     String named = System.getenv(Target.MARIADB_VARIABLE);
     Assumptions.assumeTrue(
         named != null && !named.isBlank(), Target.MARIADB_VARIABLE + " names no MariaDB");
-    assertAllPass(target, List.of(Scenario.KILL, Scenario.PARTITION));
+    // Lease rows behave as on PostgreSQL, whose kill runs above: the partition is MariaDB's own.
+    assertAllPass(
+        target,
+        target.equals("mariadb")
+            ? List.of(Scenario.PARTITION)
+            : List.of(Scenario.KILL, Scenario.PARTITION));
   }
 
   /**
-   * Redlock over 5 masters, one blackholed from the start: a holder killed, a holder cut off from
-   * every master, and one more master killed for a lease (restart), leaving exactly a quorum.
+   * Redlock over 5 masters, one blackholed from the start: a holder cut off from every master, and
+   * one more master killed for a lease (restart), leaving exactly a quorum.
    */
   @Test
   void redlockWithAMasterBlackholedAndAnotherKilled_meetsEveryPassCriterion() throws Exception {
-    assertAllPass("redlock", List.of(Scenario.KILL, Scenario.PARTITION, Scenario.RESTART));
+    assertAllPass("redlock", List.of(Scenario.PARTITION, Scenario.RESTART));
   }
 
   /**
    * A waiter (not only a holder) losing its session: cut off past the session timeout while it
    * waits, the lock freed during the cut or right after; it must be granted the free lock once it
-   * is back. On ZooKeeper its queue node and watch die with the session.
+   * is back: its queue node and watch die with the session. (Every backend runs it in the soak.)
    */
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"zookeeper", "redis"})
-  void aWaiterCutOffPastItsSessionIsGrantedOnceBack(String target) throws Exception {
-    assertAllPass(target, List.of(Scenario.WAITER_PARTITION));
+  @Test
+  void aZooKeeperWaiterCutOffPastItsSessionIsGrantedOnceBack() throws Exception {
+    assertAllPass("zookeeper", List.of(Scenario.WAITER_PARTITION));
   }
 
   /**
