@@ -71,6 +71,9 @@ public final class JdbcLockBackend implements LockBackend {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final PooledConnections pooled = new PooledConnections();
 
+  /** Lease rows: releases of per-grant ({@code t:}) owners asked for and not yet answered. */
+  private final Set<String> pendingReleases = ConcurrentHashMap.newKeySet();
+
   private JdbcLockBackend(
       JdbcLockSettings settings,
       DataSource dataSource,
@@ -432,9 +435,21 @@ public final class JdbcLockBackend implements LockBackend {
           "acquire '" + lockName + "'",
           () -> held.tryAcquire(lockName, owner, lease.toMillis(), holder));
     }
+    if (!owner.startsWith("o:") && pendingReleases.contains(releaseKey(lockName, owner))) {
+      // The same per-grant owner asks again while its release has not been answered (the core
+      // undid a grant whose request saw its session lost, and retries): re-entering the row now
+      // would hand out the grant that the pending release then deletes. It is held until then.
+      return CompletableFuture.completedFuture(new AcquireResult.Held(RELEASE_PENDING_RETRY));
+    }
     return call(
         "acquire '" + lockName + "'",
         c -> statements.acquire(c, lockName, owner, holder, lease.toMillis()));
+  }
+
+  private static final Duration RELEASE_PENDING_RETRY = Duration.ofMillis(20);
+
+  private static String releaseKey(String lockName, String owner) {
+    return lockName + '\u0000' + owner;
   }
 
   @Override
@@ -450,8 +465,19 @@ public final class JdbcLockBackend implements LockBackend {
           () -> held.release(lockName, owner, fencingToken),
           held.ioExecutor());
     }
-    return call(
-        "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
+    if (owner.startsWith("o:")) {
+      // An owner id's hold count lives in the row: a re-entry and a release are ordered there.
+      return call(
+          "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
+    }
+    String key = releaseKey(lockName, owner);
+    pendingReleases.add(key);
+    CompletableFuture<ReleaseResult> released =
+        call(
+            "release '" + lockName + "'",
+            c -> statements.release(c, lockName, owner, fencingToken));
+    released.whenComplete((result, failure) -> pendingReleases.remove(key));
+    return released;
   }
 
   @Override

@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Connection-bound modes: the core undoes a grant whose request saw its session lost and then tries
- * again with the same per-grant owner. The retry must never re-enter the grant whose release was
- * asked for but has not run yet: it would be handed out, and then unlocked under its holder.
+ * Every mode: the core undoes a grant whose request saw its session lost and then tries again with
+ * the same per-grant owner. The retry must never re-enter the grant whose release was asked for but
+ * has not run yet: it would be handed out, and then unlocked under its holder.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ReleaseThenReentryTest {
@@ -23,6 +23,16 @@ class ReleaseThenReentryTest {
   @Test
   void postgresSessionRetryNeverReentersAGrantWhoseReleaseIsPending() throws Exception {
     retryNeverReentersAGrantWhoseReleaseIsPending(TestDatabases.postgres(), JdbcLockMode.SESSION);
+  }
+
+  @Test
+  void h2LeaseRowRetryNeverReentersAGrantWhoseReleaseIsPending() throws Exception {
+    retryNeverReentersAGrantWhoseReleaseIsPending(TestDatabases.H2_URL, JdbcLockMode.LEASE_ROW);
+  }
+
+  @Test
+  void postgresLeaseRowRetryNeverReentersAGrantWhoseReleaseIsPending() throws Exception {
+    retryNeverReentersAGrantWhoseReleaseIsPending(TestDatabases.postgres(), JdbcLockMode.LEASE_ROW);
   }
 
   @Test
