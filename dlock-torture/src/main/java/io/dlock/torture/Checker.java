@@ -33,6 +33,7 @@ final class Checker {
     final long start;
     final String owner; // the shared owner id, or null
     long acquiringAt;
+    String number = ""; // the worker's number for this hold ("#12"), or "" if it gives none
     long end = Long.MAX_VALUE;
     long lostAt = Long.MAX_VALUE;
     long releasedAt = Long.MAX_VALUE;
@@ -112,9 +113,10 @@ final class Checker {
         case GRANT -> {
           String owner =
               settings.sharedOwnerIds() && e.detail().startsWith("owner ")
-                  ? e.detail().substring("owner ".length())
+                  ? e.detail().substring("owner ".length()).split(" ")[0]
                   : null;
           Hold h = new Hold(e.source(), e.lock(), e.token(), e.nanos(), owner);
+          h.number = holdNumber(e.detail());
           h.acquiringAt = acquiring.getOrDefault(e.source() + "|" + e.lock(), e.nanos());
           holds.add(h);
           open.put(key, h);
@@ -123,6 +125,11 @@ final class Checker {
         case NO_GRANT -> noGrant++;
         case LOST, INVALID, RELEASING -> {
           Hold h = open.get(key);
+          if (h != null
+              && e.kind() == Event.Kind.LOST
+              && !h.number.equals(holdNumber(e.detail()))) {
+            h = null; // a late signal of an earlier hold of the same grant, already ended
+          }
           if (h != null) {
             h.end = Math.min(h.end, e.nanos());
             if (e.kind() == Event.Kind.LOST) {
@@ -575,6 +582,19 @@ final class Checker {
       pieceStart = Math.max(pieceStart, w[1]);
     }
     return Math.max(longest, to - pieceStart);
+  }
+
+  /**
+   * The hold number a worker writes in a grant's and a loss signal's detail ({@code #12}), or ""
+   * when there is none (the probe, older histories): then every signal belongs to the open hold.
+   */
+  static String holdNumber(String detail) {
+    for (String word : detail.split(" ")) {
+      if (word.startsWith("#")) {
+        return word;
+      }
+    }
+    return "";
   }
 
   private static long livesUntil(long[] life, long grace) {

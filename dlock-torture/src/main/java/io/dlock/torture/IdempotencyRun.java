@@ -195,7 +195,11 @@ final class IdempotencyRun {
       }
       outcomes
           .computeIfAbsent(r.item(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
-          .add(r.requestId() + " " + outcome);
+          .add(
+              r.requestId()
+                  + " "
+                  + outcome
+                  + (attempt > 1 ? " after " + attempt + " attempts" : ""));
     }
   }
 
@@ -250,11 +254,12 @@ final class IdempotencyRun {
     int ownEarlier = 0;
     int never = 0;
     int wrong = 0;
+    List<String> examples = new ArrayList<>();
     for (List<String> answers : outcomes.values()) {
       Map<String, String> byRequest = new HashMap<>();
       for (String a : answers) {
         int space = a.indexOf(' ');
-        byRequest.put(a.substring(0, space), a.substring(space + 1));
+        byRequest.put(a.substring(0, space), a.substring(space + 1).replaceAll(" after .*", ""));
       }
       long applied =
           byRequest.values().stream()
@@ -279,6 +284,9 @@ final class IdempotencyRun {
             o.equals("ALREADY_CONSUMED") || o.equals("IN_PROGRESS") || o.startsWith("COMPLETED ");
         if (refused && applied == 0) {
           ownEarlier++;
+          if (examples.size() < 3) {
+            examples.add(answers.toString());
+          }
         }
         if (o.startsWith("COMPLETED ")
             && claimant != null
@@ -295,7 +303,11 @@ final class IdempotencyRun {
       failures.add(twice + " token(s) or key(s) applied twice");
     }
     if (ownEarlier > 0) {
-      failures.add(ownEarlier + " request(s) refused because of their own earlier attempt");
+      failures.add(
+          ownEarlier
+              + " request(s) refused because of their own earlier attempt (e.g. "
+              + String.join(", ", examples)
+              + ")");
     }
     if (never > 0) {
       failures.add(never + " token(s) or key(s) never applied");

@@ -52,6 +52,11 @@ enum Scenario {
   static final java.util.List<Scenario> CLASSIC =
       java.util.List.of(CALM, KILL, PAUSE, SHORT_PAUSE, RESTART, PARTITION, DELAY, CLOCK_OFFSET);
 
+  /** What a soak runs on a lock backend when no scenario is named: the classic ones and waiters. */
+  static final java.util.List<Scenario> SOAK =
+      java.util.stream.Stream.concat(CLASSIC.stream(), java.util.stream.Stream.of(WAITER_PARTITION))
+          .toList();
+
   private final String description;
   private final boolean breaksLeaseAssumption;
 

@@ -54,7 +54,7 @@ interface Target extends AutoCloseable {
 
   /** The scenarios a soak runs on this target when none are named. */
   default List<Scenario> defaultScenarios() {
-    return Scenario.CLASSIC;
+    return Scenario.SOAK;
   }
 
   /** Restarts the backend as its scenario says (the whole server, or one member); blocks. */

@@ -157,16 +157,16 @@ public final class Torture implements Callable<Integer> {
             scenarios == null
                 ? target.defaultScenarios()
                 : scenarios.stream().filter(s -> applies(s, target)).toList();
+        if (mine.contains(Scenario.RESTART) && !target.restartable()) {
+          progress.accept("dlock-torture: " + backend + " is not restarted (external server)");
+          mine = mine.stream().filter(s -> s != Scenario.RESTART).toList();
+        }
         if (mine.isEmpty()) {
           progress.accept("dlock-torture: no chosen scenario applies to " + backend);
           continue;
         }
         Duration perRun = perTarget.dividedBy(mine.size());
         for (Scenario scenario : mine) {
-          if (scenario == Scenario.RESTART && !target.restartable()) {
-            progress.accept("dlock-torture: " + backend + " is not restarted (external server)");
-            continue;
-          }
           RunSettings settings =
               new RunSettings(
                   backend, scenario, perRun, workers, locks, lease, dir, target.sharedOwnerIds());

@@ -85,7 +85,8 @@ public final class Worker {
     if (ownerId != null) {
       lockOptions = lockOptions.withOwnerId(ownerId);
     }
-    String grantDetail = ownerId == null ? "" : "owner " + ownerId;
+    String grantDetail = ownerId == null ? "" : "owner " + ownerId + " ";
+    long holds = 0;
     try (LockClient client = LockClients.connect(a.get("uri"), props, options);
         RegisterClient registers = new RegisterClient(Integer.parseInt(a.get("registers")), id)) {
       while (!Thread.currentThread().isInterrupted()) {
@@ -109,12 +110,20 @@ public final class Worker {
           break;
         }
         long token = held.fencingToken();
-        history.append(Event.Kind.GRANT, name, token, grantDetail);
+        // Each hold is numbered, and its loss signal names the number: with an owner id, the next
+        // hold of the same worker can re-enter the same grant (same token) before a late signal
+        // of the previous hold's loss arrives, and must not be taken for lost.
+        long holdNumber = ++holds;
+        history.append(Event.Kind.GRANT, name, token, grantDetail + "#" + holdNumber);
         AtomicBoolean told = new AtomicBoolean();
         held.onLost(
             event -> {
               told.set(true);
-              history.append(Event.Kind.LOST, name, token, event.reason() + " " + event.detail());
+              history.append(
+                  Event.Kind.LOST,
+                  name,
+                  token,
+                  "#" + holdNumber + " " + event.reason() + " " + event.detail());
             });
         try {
           if (!held.isValid()) {

@@ -404,4 +404,32 @@ class CheckerTest {
     assertThat(check(Scenario.WAITER_PARTITION, 1).failures())
         .anyMatch(f -> f.contains("was free for 4800 ms while a worker waited"));
   }
+
+  /**
+   * w3's first hold of team-1's grant ran out while it was paused; it released (false) and at once
+   * re-entered the grant, which w1 kept alive: the first hold's loss signal, late, names that hold
+   * and does not end the second.
+   */
+  @Test
+  void aLateLossSignalOfAnEarlierHoldOfTheSameGrant_doesNotEndTheNextHold() {
+    sharedOwnerIds = true;
+    at(0, "w1", Kind.ACQUIRING, "a", 0, "");
+    at(1, "w1", Kind.GRANT, "a", 5, "owner team-1 #1");
+    at(10, "w3", Kind.ACQUIRING, "a", 0, "");
+    at(11, "w3", Kind.GRANT, "a", 5, "owner team-1 #1");
+    at(20, "faults", Kind.STOP, "a", 0, "w3");
+    at(4_020, "faults", Kind.CONT, "a", 0, "w3");
+    at(4_021, "w3", Kind.RELEASING, "a", 5, "");
+    at(4_022, "w3", Kind.RELEASED, "a", 5, "false");
+    at(4_022, "w3", Kind.ACQUIRING, "a", 0, "");
+    at(4_023, "w3", Kind.GRANT, "a", 5, "owner team-1 #2");
+    at(4_024, "w3", Kind.LOST, "a", 5, "#1 EXPIRED");
+    at(4_100, "w3", Kind.RELEASING, "a", 5, "");
+    at(4_101, "w3", Kind.RELEASED, "a", 5, "true");
+    at(5_000, "w1", Kind.RELEASING, "a", 5, "");
+    at(5_001, "w1", Kind.RELEASED, "a", 5, "true");
+    RunResult result = check(Scenario.PAUSE, 1);
+    assertThat(result.losses()).isZero();
+    assertThat(result.spuriousLosses()).isZero();
+  }
 }

@@ -21,9 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TortureIT {
   private static final Path DIR = Path.of("target", "torture-it");
   private static final List<Scenario> FAULTS =
-      Scenario.CLASSIC.stream()
-          .filter(s -> s != Scenario.CALM && s != Scenario.WAITER_PARTITION)
-          .toList();
+      Scenario.CLASSIC.stream().filter(s -> s != Scenario.CALM).toList();
 
   private static Duration perRun() {
     return Duration.ofSeconds(Long.getLong("dlock.torture.seconds", 5));
