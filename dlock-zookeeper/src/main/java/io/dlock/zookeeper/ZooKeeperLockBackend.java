@@ -140,6 +140,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
   /** Test seam: runs when a create's answer arrived, before its node is tracked or dropped. */
   private volatile java.util.function.@Nullable Consumer<String> beforeTracking;
 
+  /**
+   * Test seam: runs when a join of an owner id's hold has read the node, before it writes the new
+   * count.
+   */
+  private volatile java.util.function.@Nullable Consumer<String> beforeJoinWrite;
+
   private ZooKeeperLockBackend(CuratorFramework client, boolean ownsClient, String rootPath) {
     this.client = client;
     this.ownsClient = ownsClient;
@@ -558,32 +564,164 @@ public final class ZooKeeperLockBackend implements LockBackend {
     entry.uncertain = false;
   }
 
+  /**
+   * Joins the hold of this owner id on {@code headPath}, a node another client of the owner id
+   * created: the hold count is raised with a setData checked against the version just read, so the
+   * write succeeds only on the node as read, still there. A last release deletes the node with a
+   * version-checked delete too, so of a join and a last release that race, exactly one succeeds:
+   * the join (the delete then fails and is retried as a decrement) or the delete (the join then
+   * finds no node). Nothing of the node is recorded in the entry before the write succeeded, and
+   * the token handed out is the {@code czxid} the successful write answered with: a join never
+   * returns the token of a deleted node.
+   *
+   * @return the grant, or null if the node is gone (the caller looks at the queue again)
+   */
   private @Nullable AcquireResult joinHold(
       Key key, QueueEntry entry, String headPath, long leaseNanos) throws Exception {
-    Stat stat = new Stat();
-    byte[] data;
+    for (int round = 0; round < MAX_ROUNDS * 4; round++) {
+      ensureConnected();
+      Stat read = new Stat();
+      LockPaths.NodeData parsed;
+      try {
+        parsed = LockPaths.NodeData.parse(client.getData().storingStatIn(read).forPath(headPath));
+      } catch (KeeperException.NoNodeException e) {
+        return null;
+      }
+      runBeforeJoinWrite(headPath);
+      int holds = parsed.holds() + 1;
+      Stat written;
+      try {
+        written =
+            client
+                .setData()
+                .withVersion(read.getVersion())
+                .forPath(headPath, LockPaths.data(holds, parsed.description()));
+      } catch (KeeperException.BadVersionException e) {
+        continue; // another client of the owner id changed the count: read again
+      } catch (KeeperException.NoNodeException e) {
+        return null; // its last hold was released meanwhile
+      }
+      String ownNode = entry.node;
+      if (!entry.join(headPath, written, holds, parsed.description())) {
+        // The session ended while joining: the entry is detached and its holds reported lost, so
+        // nobody would ever take this hold back; the node lives in another session, which would
+        // keep it for as long as that session lives.
+        takeBackQuietly(headPath, written.getVersion(), holds, parsed.description());
+        throw new KeeperException.SessionExpiredException();
+      }
+      if (ownNode != null && !ownNode.equals(headPath)) {
+        // Behind the head since before the join (which was lower, and there): never a head, so
+        // nobody joined it. A failure leaves it to this session's end, which it must not block
+        // until: try again in the background.
+        try {
+          deleteQuietly(ownNode);
+        } catch (Exception e) {
+          deleteInBackground(ownNode);
+        }
+      }
+      entry.localHolds = 1;
+      watchSharedNode(key, entry);
+      extendLease(key, entry, System.nanoTime() + leaseNanos);
+      return new AcquireResult.Granted(entry.czxid, holds);
+    }
+    throw new BackendUnavailableException(
+        "The hold count of "
+            + headPath
+            + " kept changing; gave up after "
+            + MAX_ROUNDS * 4
+            + " tries");
+  }
+
+  /** Undoes a join whose entry was detached: one version-checked decrement, best effort. */
+  private void takeBackQuietly(String path, int version, int holds, String description) {
     try {
-      data = client.getData().storingStatIn(stat).forPath(headPath);
-    } catch (KeeperException.NoNodeException e) {
-      return null;
+      if (holds <= 1) {
+        client.delete().withVersion(version).forPath(path);
+      } else {
+        client.setData().withVersion(version).forPath(path, LockPaths.data(holds - 1, description));
+      }
+    } catch (Exception e) {
+      log.warn("Could not take back a hold on {} after a session change: {}", path, e.toString());
     }
-    String ownNode = entry.node;
-    entry.node = headPath;
-    entry.czxid = stat.getCzxid();
-    entry.version = stat.getVersion();
-    LockPaths.NodeData parsed = LockPaths.NodeData.parse(data);
-    entry.holdCount = parsed.holds();
-    entry.description = parsed.description();
-    if (changeHoldCount(entry, +1) == null) {
-      entry.node = ownNode;
-      return null;
+  }
+
+  /**
+   * A node of this owner id created by another client (session) dies with that session, which this
+   * client does not see. Watches it, so that its deletion marks this client's holds on it lost as
+   * soon as ZooKeeper tells: the notification is sent when the deletion is applied, together with
+   * the next waiter's, and that waiter still needs a listing round trip before it is granted. A
+   * data watch fires once, also on a count change by another holder: it is then set again (a
+   * deletion in between is seen by that read).
+   */
+  private void watchSharedNode(Key key, QueueEntry entry) {
+    String node = entry.node;
+    if (node == null || entry.nodeSession == sessionId) {
+      return; // this client's own node: its session events tell of its loss
     }
-    if (ownNode != null && !ownNode.equals(headPath)) {
-      deleteQuietly(ownNode);
+    long czxid = entry.czxid;
+    Watcher watcher =
+        event -> {
+          if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+            sharedNodeGone(key, entry, node, czxid);
+          } else if (event.getType() != Watcher.Event.EventType.None
+              && holdsShared(key, entry, node, czxid)) {
+            armSharedNodeWatch(key, entry, node, czxid, entry.sharedWatcher);
+          }
+        };
+    entry.sharedWatcher = watcher;
+    armSharedNodeWatch(key, entry, node, czxid, watcher);
+  }
+
+  private void armSharedNodeWatch(
+      Key key, QueueEntry entry, String node, long czxid, @Nullable Watcher watcher) {
+    if (watcher == null) {
+      return;
     }
-    entry.localHolds = 1;
-    extendLease(key, entry, System.nanoTime() + leaseNanos);
-    return new AcquireResult.Granted(entry.czxid, entry.holdCount);
+    try {
+      client
+          .getData()
+          .usingWatcher(watcher)
+          .inBackground(
+              (c, event) -> {
+                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                Stat stat = event.getStat();
+                if (code == KeeperException.Code.NONODE
+                    || (code == KeeperException.Code.OK
+                        && stat != null
+                        && stat.getCzxid() != czxid)) {
+                  sharedNodeGone(key, entry, node, czxid);
+                }
+                // Any other failure: the connection is down; the session events and the renewal
+                // (which checks the node) take over.
+              })
+          .forPath(node);
+    } catch (Exception e) {
+      log.debug("Could not watch the shared node {}: {}", node, e.toString());
+    }
+  }
+
+  private boolean holdsShared(Key key, QueueEntry entry, String node, long czxid) {
+    return entries.get(key) == entry
+        && node.equals(entry.node)
+        && entry.czxid == czxid
+        && entry.localHolds > 0
+        && !entry.deleting;
+  }
+
+  private void sharedNodeGone(Key key, QueueEntry entry, String node, long czxid) {
+    if (!holdsShared(key, entry, node, czxid)) {
+      return; // released by this client, or already forgotten
+    }
+    BackendEvents sink = events;
+    if (sink != null) {
+      sink.leaseLost(
+          key.lockName,
+          key.owner,
+          "the owner id's node "
+              + node
+              + " was deleted (the session of the client that created it ended, or a forced"
+              + " release)");
+    }
   }
 
   /**
@@ -675,6 +813,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       return releaseOnWorker(key, fencingToken);
     }
     CompletableFuture<CuratorEvent> deleted = new CompletableFuture<>();
+    entry.deleting = true;
     try {
       client
           .delete()
@@ -687,6 +826,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return deleted.thenCompose(
         event -> {
           KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+          if (code != KeeperException.Code.OK) {
+            entry.deleting = false;
+          }
           switch (code) {
             case OK:
               entry.holdCount = 0;
@@ -784,7 +926,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
       int next = entry.holdCount + delta;
       try {
         if (next <= 0) {
-          client.delete().withVersion(entry.version).forPath(node);
+          entry.deleting = true;
+          try {
+            client.delete().withVersion(entry.version).forPath(node);
+          } catch (Exception e) {
+            entry.deleting = false;
+            throw e;
+          }
           entry.holdCount = 0;
           return 0;
         }
@@ -844,25 +992,38 @@ public final class ZooKeeperLockBackend implements LockBackend {
       return CompletableFuture.completedFuture(null);
     }
     String node = entry.node;
-    if (entry.uncertain || !client.getZookeeperClient().isConnected()) {
-      return onWorker(
-          "abandon wait for '" + key.lockName + "'",
-          () -> withEntry(key, false, e -> leave(key, e)));
+    if (entry.uncertain || entry.version < 0 || !client.getZookeeperClient().isConnected()) {
+      return leaveOnWorker(key);
     }
     if (node == null) {
       removeEntry(key, entry);
       return CompletableFuture.completedFuture(null);
     }
+    // Version-checked: once the node headed the queue, another client of the same owner id may
+    // have joined it (counted its hold on it) before this waiter's own attempt; the delete then
+    // fails and the waiter takes back only its own hold, on a worker.
     CompletableFuture<Void> deleted = new CompletableFuture<>();
     try {
       client
           .delete()
+          .withVersion(entry.version)
           .inBackground(
               (c, event) -> {
                 KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
                 if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
                   removeEntry(key, entry);
                   deleted.complete(null);
+                } else if (code == KeeperException.Code.BADVERSION) {
+                  entry.version = -1;
+                  leaveOnWorker(key)
+                      .whenComplete(
+                          (v, failure) -> {
+                            if (failure == null) {
+                              deleted.complete(null);
+                            } else {
+                              deleted.completeExceptionally(failure);
+                            }
+                          });
                 } else {
                   deleted.completeExceptionally(
                       failed("abandon wait for '" + key.lockName + "'", code));
@@ -875,20 +1036,26 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return deleted;
   }
 
+  private CompletableFuture<Void> leaveOnWorker(Key key) {
+    return onWorker(
+        "abandon wait for '" + key.lockName + "'", () -> withEntry(key, false, e -> leave(key, e)));
+  }
+
   private @Nullable Void leave(Key key, @Nullable QueueEntry entry) throws Exception {
     if (entry == null || entry.localHolds > 0) {
       return null; // the owner holds the lock (an owner id re-entry gave up): keep it
     }
     String node = entry.node;
     if (node != null) {
-      deleteQuietly(node);
+      // The waiter's own hold only (see leaveFast): a version-checked decrement, deleting the
+      // node at zero.
+      changeHoldCount(entry, -1);
     }
     if (entry.uncertain) {
       entry.node = null;
       adoptOrDeleteOrphans(entry, paths.lockPath(key.lockName), LockPaths.ownerKey(key.owner));
-      String adopted = entry.node;
-      if (adopted != null) {
-        deleteQuietly(adopted);
+      if (entry.node != null) {
+        changeHoldCount(entry, -1); // the adopted node: as above, only this waiter's hold
       }
     }
     removeEntry(key, entry);
@@ -1429,6 +1596,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
     this.beforeTracking = hook;
   }
 
+  /** For tests: {@code hook} runs with the joined node's path between the read and the write. */
+  void beforeJoinWrite(java.util.function.@Nullable Consumer<String> hook) {
+    this.beforeJoinWrite = hook;
+  }
+
+  private void runBeforeJoinWrite(String path) {
+    java.util.function.Consumer<String> hook = beforeJoinWrite;
+    if (hook != null) {
+      hook.accept(path);
+    }
+  }
+
   private void runBeforeTracking(String path) {
     java.util.function.Consumer<String> hook = beforeTracking;
     if (hook != null) {
@@ -1523,6 +1702,22 @@ public final class ZooKeeperLockBackend implements LockBackend {
       }
     }
     entry.watch = null;
+    Watcher shared = entry.sharedWatcher;
+    String sharedNode = entry.node;
+    entry.sharedWatcher = null;
+    if (shared != null && sharedNode != null && client.getZookeeperClient().isConnected()) {
+      try {
+        client
+            .watchers()
+            .remove(shared)
+            .ofType(Watcher.WatcherType.Data)
+            .quietly()
+            .inBackground()
+            .forPath(sharedNode);
+      } catch (Exception e) {
+        log.debug("Could not remove the watch on {}: {}", sharedNode, e.toString());
+      }
+    }
   }
 
   /**
@@ -1772,6 +1967,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
     /** The watch on the predecessor set last, fired or not; null if none. */
     volatile @Nullable PredecessorWatch watch;
 
+    /** The watch on a node of this owner id that another session created (see joinHold). */
+    volatile @Nullable Watcher sharedWatcher;
+
+    /**
+     * This client is deleting the node (its last hold): its deletion is then no loss to report. Set
+     * before the delete is sent, because ZooKeeper tells the watch before it answers the delete.
+     */
+    volatile boolean deleting;
+
     /**
      * Whether {@link #node} is the grant with this fencing token (its {@code czxid}). One owner id
      * can be granted a lock again after its earlier grant ended behind its holders' backs; the node
@@ -1828,6 +2032,27 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
+     * Records the node of another client of the same owner id, after a write that counted this
+     * client's hold on it succeeded ({@code written} is that write's answer), unless the entry was
+     * detached.
+     *
+     * @return false if detached: the caller must take its hold back
+     */
+    synchronized boolean join(String path, Stat written, int holds, String description) {
+      if (removed) {
+        return false;
+      }
+      node = path;
+      nodeSession = written.getEphemeralOwner();
+      czxid = written.getCzxid();
+      version = written.getVersion();
+      holdCount = holds;
+      this.description = description;
+      prefetch = null;
+      return true;
+    }
+
+    /**
      * Detaches the entry: nothing is tracked in it from now on.
      *
      * @param currentSession the session now current, or 0
@@ -1843,6 +2068,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     void forgetNode() {
+      sharedWatcher = null;
+      deleting = false;
       node = null;
       nodeSession = 0;
       prefetch = null;
