@@ -372,19 +372,23 @@ public final class CoreLockClient implements LockClient {
   }
 
   /** Releases a hold of a lost lease on the server, without blocking and without failing. */
-  void releaseQuietly(String name, String owner, long fencingToken) {
-    undoGrant(name, owner, fencingToken);
+  CompletableFuture<Void> releaseQuietly(String name, String owner, long fencingToken) {
+    return undoGrant(name, owner, fencingToken);
   }
 
-  /** Releases a grant nobody will use, without blocking; wakes local waiters when it is freed. */
-  private void undoGrant(String name, String owner, long fencingToken) {
+  /**
+   * Releases a grant nobody will use, without blocking; wakes local waiters when it is freed.
+   *
+   * @return completes (never exceptionally) when the server answered or the release failed
+   */
+  private CompletableFuture<Void> undoGrant(String name, String owner, long fencingToken) {
     CompletableFuture<ReleaseResult> released;
     try {
       released = backend.release(name, owner, fencingToken);
     } catch (RuntimeException e) {
       released = CompletableFuture.failedFuture(e);
     }
-    released.whenComplete(
+    return released.handle(
         (result, error) -> {
           if (error != null) {
             log.warn(
@@ -395,6 +399,7 @@ public final class CoreLockClient implements LockClient {
           } else if (result == ReleaseResult.RELEASED) {
             signalLocalWaiters(name);
           }
+          return null;
         });
   }
 
@@ -423,6 +428,21 @@ public final class CoreLockClient implements LockClient {
       return handle;
     }
     handle.release(); // the grant is lost: frees this hold on the server, owner- and token-checked
+    // A waiting acquisition tries again with the same owner: let the release of the lost grant be
+    // answered first (bounded), or the retry could meet that grant still on the server, be handed
+    // it (same owner), and then lose it to the release queued before.
+    CompletableFuture<Void> cleanup = grant.pendingCleanup();
+    if (cleanup != null) {
+      try {
+        BackendCalls.await(
+            cleanup,
+            operationTimeoutNanos,
+            "release lost grant of '" + key.lockName() + "'",
+            backend.name());
+      } catch (RuntimeException e) {
+        // Not answered in time: the attempt after this one fails or waits as the backend does.
+      }
+    }
     return null;
   }
 

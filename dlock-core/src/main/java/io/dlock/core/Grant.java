@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -39,6 +40,9 @@ final class Grant {
    * common case allocates nothing extra.
    */
   private @Nullable Object openHandles;
+
+  /** The background release of a lost hold, while one was sent; see {@link #pendingCleanup}. */
+  private volatile @Nullable CompletableFuture<Void> pendingCleanup;
 
   /** Lost-lease listeners; created on the first registration. */
   private @Nullable List<Consumer<LeaseLostEvent>> listeners;
@@ -226,6 +230,11 @@ final class Grant {
     }
   }
 
+  /** The last background release of a lost hold of this grant, or null if none was sent. */
+  @Nullable CompletableFuture<Void> pendingCleanup() {
+    return pendingCleanup;
+  }
+
   /** Marks the grant lost and tells its listeners, once. No effect once released or lost. */
   boolean markLost(LeaseLostEvent.Reason reason, String detail) {
     List<Consumer<LeaseLostEvent>> toTell;
@@ -316,7 +325,7 @@ final class Grant {
         // The server may still count this hold (a lease the client stopped trusting early, or an
         // owner id held on by another hold): drop it there too. Owner-checked, so it never
         // touches another holder's lock; best effort, since the lease is gone anyway.
-        client.releaseQuietly(key.lockName(), owner, fencingToken);
+        pendingCleanup = client.releaseQuietly(key.lockName(), owner, fencingToken);
       }
       return false;
     }

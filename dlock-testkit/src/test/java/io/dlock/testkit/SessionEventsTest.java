@@ -109,4 +109,46 @@ class SessionEventsTest {
       assertThat(lost).hasSize(2);
     }
   }
+
+  /**
+   * The undo of a grant lost in flight is slow to reach the server, and the waiting acquisition
+   * tries again with the same owner. The retry must not meet the lost grant still there, be handed
+   * it (same owner: a re-sent request to the server), and then lose it to the undo queued before:
+   * the holder would read valid on a deleted lock.
+   */
+  @Test
+  void aRetryAfterAGrantLostInFlightIsNotHandedTheGrantItsUndoThenDeletes() {
+    ForwardingLockBackend slowReleases =
+        new ForwardingLockBackend(memory) {
+          @Override
+          public java.util.concurrent.CompletableFuture<io.dlock.spi.ReleaseResult> release(
+              String lockName, String owner, long fencingToken) {
+            return java.util.concurrent.CompletableFuture.runAsync(
+                    () -> {},
+                    java.util.concurrent.CompletableFuture.delayedExecutor(
+                        300, java.util.concurrent.TimeUnit.MILLISECONDS))
+                .thenCompose(ignored -> delegate().release(lockName, owner, fencingToken));
+          }
+        };
+    FaultyBackend faulty = new FaultyBackend(slowReleases);
+    try (LockClient client = CoreLockClient.create(faulty, LockClientOptions.defaults())) {
+      faulty.onNextGrant(sink -> sink.sessionLost("session expired"));
+      Lease lease = client.lock("retry-after-undo").acquire(Duration.ofSeconds(5));
+      assertThat(faulty.releaseCalls()).as("the lost grant was undone").isEqualTo(1);
+      // Every release sent so far has been applied once a new one, sent now, is answered.
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(
+              () ->
+                  slowReleases
+                          .release("retry-after-undo-probe", "t:nobody", 0)
+                          .get(5, java.util.concurrent.TimeUnit.SECONDS)
+                      != null);
+      assertThat(lease.isValid()).isTrue();
+      assertThat(freeOnTheServer("retry-after-undo"))
+          .as("the retry's lease still holds the lock on the server")
+          .isFalse();
+      assertThat(lease.release()).isTrue();
+    }
+  }
 }
