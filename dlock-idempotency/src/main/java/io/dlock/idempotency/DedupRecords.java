@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * Dedup records: run an action once per key and remember its result, so that a retried request gets
@@ -40,9 +41,12 @@ import java.util.Objects;
  * id, an id made when the request arrived). The methods without one draw a fresh id per call (and
  * need no confirmation): a repeat inside the store (a client library re-sending after a reconnect)
  * is recognised, but the caller's own retry is another request, told {@link
- * RunOnceResult.InProgress} until the lost claim's timeout. If the confirmation's own answer is
- * lost, the call throws and the work does not run; the claim is given back (failed) if the store
- * answers that, otherwise a retry is in progress until the claim's timeout. Never share a request
+ * RunOnceResult.InProgress} until the lost claim's timeout. A confirmation whose answer is lost is
+ * repeated by the same attempt within the call (a repeat is harmless: it confirms only this
+ * attempt's claim), so a reset connection costs a short delay, not the call. If every repeat fails,
+ * the call throws and the work does not run; the claim is given back (failed, repeated the same
+ * way), and only if that fails too is a retry in progress until the claim's timeout (late, never
+ * twice: the store cannot tell an attempt that gave up from one that runs). Never share a request
  * id between different requests: they would be one request to the store.
  *
  * <p>Defaults: in-progress timeout 60 s, retention of completed records 24 h, failed records kept 1
@@ -64,6 +68,18 @@ public final class DedupRecords {
 
   /** The longest retention accepted. */
   public static final Duration MAX_RETENTION = Duration.ofDays(400);
+
+  /**
+   * The pauses before each repeat of a store call whose answer was lost, in milliseconds: 9 tries
+   * within about 550 ms, enough to outlast a client library's reconnection after a reset (Lettuce:
+   * one tick of its 100 ms timer, sometimes two) without holding the caller long. The claim being
+   * confirmed is not taken over meanwhile except by its own request's retry, which then does the
+   * work instead.
+   */
+  private static final long[] REPEAT_PAUSES_MILLIS = {10, 20, 40, 80, 100, 100, 100, 100};
+
+  /** How many times {@link #repeated} sends a call at most: the first try and its repeats. */
+  static final int STORE_CALL_TRIES = REPEAT_PAUSES_MILLIS.length + 1;
 
   private final DedupStore store;
   private final Duration inProgressTimeout;
@@ -264,7 +280,10 @@ public final class DedupRecords {
         }
         throw new IdempotentActionException("The action for " + key + " failed: " + e, e);
       }
-      claim.complete(encoded);
+      // The action has run: a completion whose answer was lost is repeated (a repeat of one that
+      // did happen answers true), since a claim left to close() would be failed and the retry
+      // would run the action again.
+      repeated(() -> claim.complete(encoded));
       return new RunOnceResult.Executed<>(result);
     }
   }
@@ -339,20 +358,67 @@ public final class DedupRecords {
   /**
    * Confirms this attempt's claim before anyone is told of it: from then on a repeat of the request
    * is in progress, not a second owner. A claim taken over by another attempt meanwhile is not
-   * confirmed (not {@code CLAIMED}). A confirmation whose answer is lost fails the call, and the
-   * work does not run; the claim is given back (failed) if the store can still be reached, so that
-   * a retry claims the key again at once instead of waiting for the in-progress timeout.
+   * confirmed (not {@code CLAIMED}).
+   *
+   * <p>A confirmation whose answer is lost is repeated by this same attempt (a confirmation is a
+   * compare-and-set on key, request and attempt: a repeat of one that did happen answers {@code
+   * CLAIMED} again, and it can never confirm another attempt's claim), a few times within {@link
+   * #REPEAT_PAUSES_MILLIS}: the connection that lost the answer is usually back within milliseconds
+   * (Lettuce reconnects on its next timer tick, about 100 ms), and without the repeat the call
+   * would fail and its own retry find the claim confirmed, {@code InProgress} until the timeout.
+   * Only when every repeat failed does the call throw, and the work does not run; the claim is then
+   * given back (failed, checked against the attempt, repeated the same way), so that a retry claims
+   * the key again at once. If the give-back fails too, the key stays in progress until its timeout:
+   * late, never twice (no other attempt can tell a confirmed claim whose attempt gave up from one
+   * whose attempt is running).
    */
   private ClaimAttempt confirm(String key, String fingerprint, ClaimOwner owner) {
     try {
-      return store.confirm(key, fingerprint, owner.toString(), inProgressTimeout);
+      return repeated(() -> store.confirm(key, fingerprint, owner.toString(), inProgressTimeout));
     } catch (RuntimeException e) {
       try {
-        store.fail(key, owner.toString(), failedRetention);
+        repeated(() -> store.fail(key, owner.toString(), failedRetention));
       } catch (RuntimeException failed) {
         e.addSuppressed(failed);
       }
       throw e;
+    }
+  }
+
+  /**
+   * Runs {@code call}, a store call that is safe to repeat, and repeats it after a pause while it
+   * fails with {@link IdempotencyStoreException} (its answer was lost, or the store could not be
+   * reached), up to {@link #STORE_CALL_TRIES} tries. Any other exception is not a store failure and
+   * is thrown at once. An interrupt ends the repeats (the flag stays set).
+   *
+   * @throws IdempotencyStoreException the first failure, the later ones suppressed in it
+   */
+  private static <T> T repeated(Supplier<T> call) {
+    IdempotencyStoreException failure = null;
+    for (int repeat = 0; ; repeat++) {
+      try {
+        return call.get();
+      } catch (IdempotencyStoreException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+        if (repeat == REPEAT_PAUSES_MILLIS.length || !pause(REPEAT_PAUSES_MILLIS[repeat])) {
+          throw failure;
+        }
+      }
+    }
+  }
+
+  /** Waits before a repeat; false if interrupted (the flag is set again). */
+  private static boolean pause(long millis) {
+    try {
+      Thread.sleep(millis); // a backoff before a repeat, not a synchronization
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 

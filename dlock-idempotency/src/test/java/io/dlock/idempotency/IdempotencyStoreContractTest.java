@@ -388,23 +388,114 @@ abstract class IdempotencyStoreContractTest {
   }
 
   @Test
-  void aClaimWhoseConfirmationAnswerWasLostDoesNotRunAndItsRetryClaimsTheKeyAgain() {
+  void aClaimWhoseConfirmationAnswersAreAllLostDoesNotRunAndItsRetryClaimsTheKeyAgain() {
     ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
     DedupRecords records = DedupRecords.on(store);
     String key = uniqueKey("order");
     String request = "req-" + UUID.randomUUID();
     AtomicInteger runs = new AtomicInteger();
-    // The claim is confirmed on the store, but the caller never learns it: it must not run, and it
-    // gives the claim back so that its retry need not wait for the in-progress timeout.
+    // The claim is confirmed on the store, but the caller never learns it, however often it
+    // repeats the confirmation: it must not run, and it gives the claim back so that its retry
+    // need not wait for the in-progress timeout.
+    store.loseConfirmationReplies(DedupRecords.STORE_CALL_TRIES);
+    assertThatThrownBy(() -> records.runOnce(key, request, () -> "first " + runs.incrementAndGet()))
+        .isInstanceOf(IdempotencyStoreException.class)
+        .hasMessageContaining("confirmation");
+    assertThat(runs).hasValue(0);
+    assertThat(store.confirmations()).isEqualTo(DedupRecords.STORE_CALL_TRIES);
+    assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
+    assertThat(records.runOnce(key, request, () -> "again " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
+  }
+
+  // ---- liveness under lost replies (the dropped-replies fault run found keys left in progress
+  // when a confirmation's answer and its give-back's were both lost): the attempt repeats its own
+  // confirmation and give-back ----
+
+  @Test
+  void aConfirmationWhoseAnswerIsLostOnceIsRepeatedAndTheActionRunsOnceWithinTheSameCall() {
+    ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
+    DedupRecords records = DedupRecords.on(store);
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
     store.loseNextConfirmationReply();
+    assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
+        .as("the caller is told the result of the one execution")
+        .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
+    assertThat(store.confirmations()).as("the confirmation and its repeat").isEqualTo(2);
+    assertThat(records.runOnce(key, request, () -> "again " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
+    assertThat(runs).as("action runs").hasValue(1);
+
+    // The same through claim(): the caller gets the claim, and no other request does.
+    String claimedKey = uniqueKey("payment");
+    store.loseNextConfirmationReply();
+    ClaimOutcome claimed = records.claim(claimedKey, "fp", request);
+    assertThat(claimed).isInstanceOf(ClaimOutcome.Claimed.class);
+    assertThat(records.claim(claimedKey, "fp", request))
+        .as("a later attempt of the request, while the first works")
+        .isInstanceOf(ClaimOutcome.InProgress.class);
+    assertThat(((ClaimOutcome.Claimed) claimed).claim().complete(bytes("done"))).isTrue();
+
+    // The store's confirmation itself: repeated by its attempt it answers CLAIMED again; it never
+    // confirms another attempt's claim.
+    DedupStore raw = dedupStore();
+    String rawKey = uniqueKey("confirm");
+    ClaimOwner owner = ClaimOwner.newAttempt(Tokens.requestIdHash(request));
+    Duration timeout = Duration.ofMinutes(1);
+    assertThat(raw.tryClaim(rawKey, "", owner.toString(), timeout).kind())
+        .isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    assertThat(raw.confirm(rawKey, "", owner.toString(), timeout).kind())
+        .isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    assertThat(raw.confirm(rawKey, "", owner.toString(), timeout).kind())
+        .as("the same attempt's confirmation, repeated")
+        .isEqualTo(ClaimAttempt.Kind.CLAIMED);
+    ClaimOwner other = ClaimOwner.newAttempt(owner.request());
+    assertThat(raw.confirm(rawKey, "", other.toString(), timeout).kind())
+        .isEqualTo(ClaimAttempt.Kind.IN_PROGRESS);
+  }
+
+  @Test
+  void aGiveBackThatFailsOnceIsRepeatedAndTheRetryClaimsTheKey() {
+    ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
+    DedupRecords records = DedupRecords.on(store);
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
+    // Every confirmation answer is lost (the claim is confirmed on the store), and the first
+    // give-back never reaches the store (sent while the connection is down): its repeat must still
+    // free the key for the retry, which would otherwise be in progress until the timeout.
+    store.loseConfirmationReplies(DedupRecords.STORE_CALL_TRIES).refuseFails(1);
     assertThatThrownBy(() -> records.runOnce(key, request, () -> "first " + runs.incrementAndGet()))
         .isInstanceOf(IdempotencyStoreException.class)
         .hasMessageContaining("confirmation");
     assertThat(runs).hasValue(0);
     assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
+        .as("the retry, at once")
+        .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
+    assertThat(store.failures()).as("the give-back and its repeat").isEqualTo(2);
+    assertThat(records.runOnce(key, request + "-other", () -> "other " + runs.incrementAndGet()))
+        .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
+    assertThat(runs).as("action runs").hasValue(1);
+  }
+
+  @Test
+  void runOnceWhoseCompletionFailsOnceRepeatsItAndTheActionRunsOnce() {
+    ForwardingDedupStore store = new ForwardingDedupStore(dedupStore());
+    DedupRecords records = DedupRecords.on(store);
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
+    // The action ran; its completion is sent while the connection is down. Failing the claim now
+    // would let the retry run the action a second time.
+    store.refuseCompletions(1);
+    assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
         .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
     assertThat(records.runOnce(key, request, () -> "again " + runs.incrementAndGet()))
         .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
+    assertThat(runs).as("action runs").hasValue(1);
   }
 
   @Test
