@@ -115,6 +115,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private @Nullable ScheduledFuture<?> nextTick; // guarded by tickLock
   private long nextTickAt; // guarded by tickLock
 
+  /**
+   * Holds this client counted on nodes of other sessions (owner ids shared across clients) when its
+   * own session ended: they are reported lost, but the count lives in the other session's node,
+   * which would otherwise keep the lock for that session's whole life. Taken back once connected
+   * again.
+   */
+  private final Set<TakeBack> takeBackAfterReconnect = ConcurrentHashMap.newKeySet();
+
   /** Waits whose clean-up failed for want of a connection: retried on reconnection. */
   private final Set<Key> abandonAfterReconnect = ConcurrentHashMap.newKeySet();
 
@@ -435,7 +443,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       if (node != null && entry.localHolds > 0) {
         // The same owner again (an owner id): count the hold on the server.
         if (changeHoldCount(entry, +1) == null) {
-          entry.forgetNode();
+          forget(entry);
           continue;
         }
         entry.localHolds++;
@@ -456,7 +464,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       int position = queue.indexOf(mine);
       if (position < 0) {
         // Our node is gone (deleted behind our back, or its session ended): queue again.
-        entry.forgetNode();
+        forget(entry);
         continue;
       }
       if (position == 0) {
@@ -491,6 +499,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
     // The queue kept changing under us and no watch is left set, so no signal may ever come:
     // have the core try again shortly instead.
     return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
+  }
+
+  /** Forgets the entry's node, which is gone, and the watch on it if it was another session's. */
+  private void forget(QueueEntry entry) {
+    SharedNodeWatch shared = entry.sharedWatch;
+    entry.sharedWatch = null;
+    if (shared != null) {
+      removeSharedWatch(shared);
+    }
+    entry.forgetNode();
   }
 
   private void create(QueueEntry entry, Key key, String description) throws Exception {
@@ -574,151 +592,189 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * the token handed out is the {@code czxid} the successful write answered with: a join never
    * returns the token of a deleted node.
    *
+   * <p>The node lives in its creator's session, which this client does not see. A persistent watch
+   * on it is registered <em>before</em> the write (see {@link SharedNodeWatch}), so that its
+   * deletion at any moment after the write is told to this client when the deletion is applied, at
+   * the same time as the next waiter, who still needs a listing round trip before it is granted.
+   *
    * @return the grant, or null if the node is gone (the caller looks at the queue again)
    */
   private @Nullable AcquireResult joinHold(
       Key key, QueueEntry entry, String headPath, long leaseNanos) throws Exception {
-    for (int round = 0; round < MAX_ROUNDS * 4; round++) {
-      ensureConnected();
-      Stat read = new Stat();
-      LockPaths.NodeData parsed;
-      try {
-        parsed = LockPaths.NodeData.parse(client.getData().storingStatIn(read).forPath(headPath));
-      } catch (KeeperException.NoNodeException e) {
-        return null;
-      }
-      runBeforeJoinWrite(headPath);
-      int holds = parsed.holds() + 1;
-      Stat written;
-      try {
-        written =
-            client
-                .setData()
-                .withVersion(read.getVersion())
-                .forPath(headPath, LockPaths.data(holds, parsed.description()));
-      } catch (KeeperException.BadVersionException e) {
-        continue; // another client of the owner id changed the count: read again
-      } catch (KeeperException.NoNodeException e) {
-        return null; // its last hold was released meanwhile
-      }
-      String ownNode = entry.node;
-      if (!entry.join(headPath, written, holds, parsed.description())) {
-        // The session ended while joining: the entry is detached and its holds reported lost, so
-        // nobody would ever take this hold back; the node lives in another session, which would
-        // keep it for as long as that session lives.
-        takeBackQuietly(headPath, written.getVersion(), holds, parsed.description());
-        throw new KeeperException.SessionExpiredException();
-      }
-      if (ownNode != null && !ownNode.equals(headPath)) {
-        // Behind the head since before the join (which was lower, and there): never a head, so
-        // nobody joined it. A failure leaves it to this session's end, which it must not block
-        // until: try again in the background.
-        try {
-          deleteQuietly(ownNode);
-        } catch (Exception e) {
-          deleteInBackground(ownNode);
-        }
-      }
-      entry.localHolds = 1;
-      watchSharedNode(key, entry);
-      extendLease(key, entry, System.nanoTime() + leaseNanos);
-      return new AcquireResult.Granted(entry.czxid, holds);
-    }
-    throw new BackendUnavailableException(
-        "The hold count of "
-            + headPath
-            + " kept changing; gave up after "
-            + MAX_ROUNDS * 4
-            + " tries");
-  }
-
-  /** Undoes a join whose entry was detached: one version-checked decrement, best effort. */
-  private void takeBackQuietly(String path, int version, int holds, String description) {
+    ensureConnected();
+    SharedNodeWatch watch = new SharedNodeWatch(key, entry, headPath);
+    client
+        .watchers()
+        .add()
+        .withMode(org.apache.zookeeper.AddWatchMode.PERSISTENT)
+        .usingWatcher(watch)
+        .forPath(headPath);
+    boolean joined = false;
     try {
-      if (holds <= 1) {
-        client.delete().withVersion(version).forPath(path);
-      } else {
-        client.setData().withVersion(version).forPath(path, LockPaths.data(holds - 1, description));
+      for (int round = 0; round < MAX_ROUNDS * 4; round++) {
+        ensureConnected();
+        Stat read = new Stat();
+        LockPaths.NodeData parsed;
+        try {
+          parsed = LockPaths.NodeData.parse(client.getData().storingStatIn(read).forPath(headPath));
+        } catch (KeeperException.NoNodeException e) {
+          return null;
+        }
+        runBeforeJoinWrite(headPath);
+        int holds = parsed.holds() + 1;
+        Stat written;
+        try {
+          written =
+              client
+                  .setData()
+                  .withVersion(read.getVersion())
+                  .forPath(headPath, LockPaths.data(holds, parsed.description()));
+        } catch (KeeperException.BadVersionException e) {
+          continue; // another client of the owner id changed the count: read again
+        } catch (KeeperException.NoNodeException e) {
+          return null; // its last hold was released meanwhile
+        }
+        if (watch.gone) {
+          return null; // deleted right after the write: nothing left to take back
+        }
+        String ownNode = entry.node;
+        if (!entry.join(headPath, written, holds, parsed.description())) {
+          // The session ended while joining: the entry is detached and its holds reported lost,
+          // so nobody would ever take this hold back; the node lives in another session, which
+          // would keep it for as long as that session lives.
+          takeBackQuietly(headPath, written.getCzxid(), 1);
+          throw new KeeperException.SessionExpiredException();
+        }
+        joined = true;
+        entry.sharedWatch = watch;
+        if (ownNode != null && !ownNode.equals(headPath)) {
+          // Behind the head since before the join (which was lower, and there): never a head, so
+          // nobody joined it. A failure leaves it to the background.
+          try {
+            deleteQuietly(ownNode);
+          } catch (Exception e) {
+            deleteInBackground(ownNode);
+          }
+        }
+        entry.localHolds = 1;
+        if (watch.gone) {
+          // Deleted while being recorded: the watch's report may have found no hold yet.
+          sharedNodeGone(watch);
+        }
+        extendLease(key, entry, System.nanoTime() + leaseNanos);
+        return new AcquireResult.Granted(written.getCzxid(), holds);
       }
-    } catch (Exception e) {
-      log.warn("Could not take back a hold on {} after a session change: {}", path, e.toString());
+      throw new BackendUnavailableException(
+          "The hold count of "
+              + headPath
+              + " kept changing; gave up after "
+              + MAX_ROUNDS * 4
+              + " tries");
+    } finally {
+      if (!joined) {
+        removeSharedWatch(watch);
+      }
     }
   }
 
   /**
-   * A node of this owner id created by another client (session) dies with that session, which this
-   * client does not see. Watches it, so that its deletion marks this client's holds on it lost as
-   * soon as ZooKeeper tells: the notification is sent when the deletion is applied, together with
-   * the next waiter's, and that waiter still needs a listing round trip before it is granted. A
-   * data watch fires once, also on a count change by another holder: it is then set again (a
-   * deletion in between is seen by that read).
+   * Takes back {@code holds} holds of this client on a node of another session, with a
+   * version-checked decrement (a delete at zero), if it is still the node with {@code czxid}. Best
+   * effort: a failure leaves the holds counted until the node's session ends.
    */
-  private void watchSharedNode(Key key, QueueEntry entry) {
-    String node = entry.node;
-    if (node == null || entry.nodeSession == sessionId) {
-      return; // this client's own node: its session events tell of its loss
-    }
-    long czxid = entry.czxid;
-    Watcher watcher =
-        event -> {
-          if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-            sharedNodeGone(key, entry, node, czxid);
-          } else if (event.getType() != Watcher.Event.EventType.None
-              && holdsShared(key, entry, node, czxid)) {
-            armSharedNodeWatch(key, entry, node, czxid, entry.sharedWatcher);
+  private void takeBackQuietly(String path, long czxid, int holds) {
+    try {
+      for (int round = 0; round < MAX_ROUNDS * 4; round++) {
+        Stat stat = new Stat();
+        LockPaths.NodeData parsed;
+        try {
+          parsed = LockPaths.NodeData.parse(client.getData().storingStatIn(stat).forPath(path));
+        } catch (KeeperException.NoNodeException e) {
+          return;
+        }
+        if (stat.getCzxid() != czxid) {
+          return;
+        }
+        int left = parsed.holds() - holds;
+        try {
+          if (left <= 0) {
+            client.delete().withVersion(stat.getVersion()).forPath(path);
+          } else {
+            client
+                .setData()
+                .withVersion(stat.getVersion())
+                .forPath(path, LockPaths.data(left, parsed.description()));
           }
-        };
-    entry.sharedWatcher = watcher;
-    armSharedNodeWatch(key, entry, node, czxid, watcher);
+          return;
+        } catch (KeeperException.BadVersionException e) {
+          // changed by another holder: read again
+        } catch (KeeperException.NoNodeException e) {
+          return;
+        }
+      }
+    } catch (Exception e) {
+      log.warn("Could not take back {} hold(s) on {}: {}", holds, path, e.toString());
+    }
   }
 
-  private void armSharedNodeWatch(
-      Key key, QueueEntry entry, String node, long czxid, @Nullable Watcher watcher) {
-    if (watcher == null) {
-      return;
+  /**
+   * A persistent watch on a node of this owner id created by another client (session): it stays
+   * registered through the count changes of other holders, and its deletion (its session ended, or
+   * a forced release) marks this client's holds on it lost at once, instead of at the next renewal.
+   */
+  private final class SharedNodeWatch implements Watcher {
+    final Key key;
+    final QueueEntry entry;
+    final String path;
+    volatile boolean gone;
+
+    SharedNodeWatch(Key key, QueueEntry entry, String path) {
+      this.key = key;
+      this.entry = entry;
+      this.path = path;
+    }
+
+    @Override
+    public void process(WatchedEvent event) {
+      if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+        gone = true; // before the check below: see joinHold
+        sharedNodeGone(this);
+      }
+    }
+  }
+
+  private void removeSharedWatch(SharedNodeWatch watch) {
+    if (!client.getZookeeperClient().isConnected()) {
+      return; // dropped with the connection's watches if the session ends; else a stale no-op
     }
     try {
       client
-          .getData()
-          .usingWatcher(watcher)
-          .inBackground(
-              (c, event) -> {
-                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                Stat stat = event.getStat();
-                if (code == KeeperException.Code.NONODE
-                    || (code == KeeperException.Code.OK
-                        && stat != null
-                        && stat.getCzxid() != czxid)) {
-                  sharedNodeGone(key, entry, node, czxid);
-                }
-                // Any other failure: the connection is down; the session events and the renewal
-                // (which checks the node) take over.
-              })
-          .forPath(node);
+          .watchers()
+          .remove(watch)
+          .ofType(Watcher.WatcherType.Persistent)
+          .quietly()
+          .inBackground()
+          .forPath(watch.path);
     } catch (Exception e) {
-      log.debug("Could not watch the shared node {}: {}", node, e.toString());
+      log.debug("Could not remove the watch on {}: {}", watch.path, e.toString());
     }
   }
 
-  private boolean holdsShared(Key key, QueueEntry entry, String node, long czxid) {
-    return entries.get(key) == entry
-        && node.equals(entry.node)
-        && entry.czxid == czxid
-        && entry.localHolds > 0
-        && !entry.deleting;
-  }
-
-  private void sharedNodeGone(Key key, QueueEntry entry, String node, long czxid) {
-    if (!holdsShared(key, entry, node, czxid)) {
-      return; // released by this client, or already forgotten
+  private void sharedNodeGone(SharedNodeWatch watch) {
+    QueueEntry entry = watch.entry;
+    if (entries.get(watch.key) != entry
+        || !watch.path.equals(entry.node)
+        || entry.localHolds <= 0
+        || entry.deleting) {
+      return; // released by this client, or not (yet) a hold
     }
     BackendEvents sink = events;
     if (sink != null) {
       sink.leaseLost(
-          key.lockName,
-          key.owner,
+          watch.key.lockName,
+          watch.key.owner,
           "the owner id's node "
-              + node
+              + watch.path
               + " was deleted (the session of the client that created it ended, or a forced"
               + " release)");
     }
@@ -1488,6 +1544,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         sessionId = currentSessionId();
         lossApplied = false;
         gate.open();
+        takeBackLeftHolds();
         break;
       case SUSPENDED:
         gate.close();
@@ -1511,6 +1568,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
             sink.connectionRestored();
           }
           gate.open();
+          takeBackLeftHolds();
           wakeUps.wakeAll(listeners, detail);
         } else {
           lossApplied = false;
@@ -1539,6 +1597,29 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
   }
 
+  /** Takes back, in the background, the holds of a lost session on other sessions' nodes. */
+  private void takeBackLeftHolds() {
+    for (TakeBack takeBack : List.copyOf(takeBackAfterReconnect)) {
+      takeBackAfterReconnect.remove(takeBack);
+      onWorker(
+              "take back holds on " + takeBack.path(),
+              () -> {
+                takeBackQuietly(takeBack.path(), takeBack.czxid(), takeBack.holds());
+                return null;
+              })
+          .whenComplete(
+              (v, failure) -> {
+                if (failure != null) {
+                  log.warn(
+                      "Could not take back holds on {}: {}", takeBack.path(), failure.toString());
+                }
+              });
+    }
+  }
+
+  /** Holds of this client on a node of another session, to take back (see sessionLost). */
+  private record TakeBack(String path, long czxid, int holds) {}
+
   private void sessionLost(String detail, @Nullable BackendEvents sink) {
     abandonAfterReconnect.clear();
     // The old session's ephemeral nodes are gone (or about to be): forget them all. A node that
@@ -1552,6 +1633,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
     // nothing to release.
     for (Map.Entry<Key, QueueEntry> e : entries.entrySet()) {
       QueueEntry entry = e.getValue();
+      String shared = entry.node;
+      int holds = entry.localHolds;
+      if (entry.sharedWatch != null && shared != null && holds > 0) {
+        takeBackAfterReconnect.add(new TakeBack(shared, entry.czxid, holds));
+      }
       String node = entry.detach(current);
       if (node != null) {
         deleteInBackground(node);
@@ -1702,21 +1788,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
       }
     }
     entry.watch = null;
-    Watcher shared = entry.sharedWatcher;
-    String sharedNode = entry.node;
-    entry.sharedWatcher = null;
-    if (shared != null && sharedNode != null && client.getZookeeperClient().isConnected()) {
-      try {
-        client
-            .watchers()
-            .remove(shared)
-            .ofType(Watcher.WatcherType.Data)
-            .quietly()
-            .inBackground()
-            .forPath(sharedNode);
-      } catch (Exception e) {
-        log.debug("Could not remove the watch on {}: {}", sharedNode, e.toString());
-      }
+    SharedNodeWatch shared = entry.sharedWatch;
+    entry.sharedWatch = null;
+    if (shared != null) {
+      removeSharedWatch(shared);
     }
   }
 
@@ -1968,7 +2043,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     volatile @Nullable PredecessorWatch watch;
 
     /** The watch on a node of this owner id that another session created (see joinHold). */
-    volatile @Nullable Watcher sharedWatcher;
+    volatile @Nullable SharedNodeWatch sharedWatch;
 
     /**
      * This client is deleting the node (its last hold): its deletion is then no loss to report. Set
@@ -2068,7 +2143,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     void forgetNode() {
-      sharedWatcher = null;
       deleting = false;
       node = null;
       nodeSession = 0;

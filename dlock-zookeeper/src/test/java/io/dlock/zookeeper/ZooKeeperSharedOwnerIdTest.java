@@ -236,6 +236,41 @@ class ZooKeeperSharedOwnerIdTest {
     await().atMost(millis(10_000)).until(() -> !created.isValid());
   }
 
+  /**
+   * A partner's hold is counted in the creator's node, which the partner's session does not own.
+   * When the partner's session ends (cut off past its session timeout), its holds are lost, and
+   * their count must be taken back once it is connected again: otherwise the node keeps the lock
+   * for the owner id after the creator's last release, for as long as the creator's session lives
+   * (the torture's partition run: the lock held by nobody for 21 s while others waited).
+   */
+  @Test
+  void aPartnerWhoseSessionEndedTakesBackItsHoldsOnTheCreatorsNode() throws Exception {
+    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
+    closeables.add(proxy);
+    ZooKeeperLockBackend creator = backend();
+    ZooKeeperLockBackend partner = backend(proxy.address());
+    ZooKeeperLockBackend stranger = backend();
+    long token = granted(get(creator.tryAcquire(lockName, owner, LEASE)));
+    assertThat(granted(get(partner.tryAcquire(lockName, owner, LEASE)))).isEqualTo(token);
+
+    proxy.refuse();
+    ZooKeeperTestServers.expireSessionOnServer(
+        partner.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+    proxy.allow();
+    await()
+        .atMost(millis(15_000))
+        .untilAsserted(
+            () ->
+                assertThat(new String(admin.getData().forPath(headPath()), "UTF-8"))
+                    .as("the partner's hold is taken back after its session ended")
+                    .startsWith("1|"));
+    assertThat(get(creator.release(lockName, owner, token))).isEqualTo(ReleaseResult.RELEASED);
+    String other = "t:" + UUID.randomUUID();
+    long next = granted(get(stranger.tryAcquire(lockName, other, LEASE)));
+    assertThat(next).isGreaterThan(token);
+    assertThat(get(stranger.release(lockName, other, next))).isEqualTo(ReleaseResult.RELEASED);
+  }
+
   private Object lastBackend(int fromEnd) {
     // closeables: ..., backend, client: the backend is the one before the client.
     return closeables.get(closeables.size() - 1 - fromEnd);
