@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -80,6 +81,13 @@ public final class DedupRecords {
 
   /** How many times {@link #repeated} sends a call at most: the first try and its repeats. */
   static final int STORE_CALL_TRIES = REPEAT_PAUSES_MILLIS.length + 1;
+
+  /**
+   * No repeat starts later than this after the first failure: on a silent store each try waits its
+   * whole timeout, and nine of them would hold the caller nine times the store's bound. With it, a
+   * call that timed out is repeated at most once more.
+   */
+  static final Duration REPEAT_WINDOW = Duration.ofMillis(600);
 
   private final DedupStore store;
   private final Duration inProgressTimeout;
@@ -388,23 +396,31 @@ public final class DedupRecords {
   /**
    * Runs {@code call}, a store call that is safe to repeat, and repeats it after a pause while it
    * fails with {@link IdempotencyStoreException} (its answer was lost, or the store could not be
-   * reached), up to {@link #STORE_CALL_TRIES} tries. Any other exception is not a store failure and
-   * is thrown at once. An interrupt ends the repeats (the flag stays set).
+   * reached), up to {@link #STORE_CALL_TRIES} tries, none started later than {@link #REPEAT_WINDOW}
+   * after the first failure. Any other exception is not a store failure and is thrown at once. An
+   * interrupt ends the repeats (the flag stays set).
    *
    * @throws IdempotencyStoreException the first failure, the later ones suppressed in it
    */
   private static <T> T repeated(Supplier<T> call) {
     IdempotencyStoreException failure = null;
+    long firstFailure = 0;
     for (int repeat = 0; ; repeat++) {
       try {
         return call.get();
       } catch (IdempotencyStoreException e) {
         if (failure == null) {
           failure = e;
+          firstFailure = System.nanoTime();
         } else {
           failure.addSuppressed(e);
         }
-        if (repeat == REPEAT_PAUSES_MILLIS.length || !pause(REPEAT_PAUSES_MILLIS[repeat])) {
+        if (repeat == REPEAT_PAUSES_MILLIS.length) {
+          throw failure;
+        }
+        long pause = REPEAT_PAUSES_MILLIS[repeat];
+        long nextTry = System.nanoTime() - firstFailure + TimeUnit.MILLISECONDS.toNanos(pause);
+        if (nextTry > REPEAT_WINDOW.toNanos() || !pause(pause)) {
           throw failure;
         }
       }

@@ -397,12 +397,13 @@ abstract class IdempotencyStoreContractTest {
     // The claim is confirmed on the store, but the caller never learns it, however often it
     // repeats the confirmation: it must not run, and it gives the claim back so that its retry
     // need not wait for the in-progress timeout.
-    store.loseConfirmationReplies(DedupRecords.STORE_CALL_TRIES);
+    store.loseConfirmationReplies(Integer.MAX_VALUE);
     assertThatThrownBy(() -> records.runOnce(key, request, () -> "first " + runs.incrementAndGet()))
         .isInstanceOf(IdempotencyStoreException.class)
         .hasMessageContaining("confirmation");
     assertThat(runs).hasValue(0);
-    assertThat(store.confirmations()).isEqualTo(DedupRecords.STORE_CALL_TRIES);
+    assertThat(store.confirmations()).isBetween(2, DedupRecords.STORE_CALL_TRIES);
+    store.loseConfirmationReplies(0);
     assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
         .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
     assertThat(records.runOnce(key, request, () -> "again " + runs.incrementAndGet()))
@@ -467,11 +468,12 @@ abstract class IdempotencyStoreContractTest {
     // Every confirmation answer is lost (the claim is confirmed on the store), and the first
     // give-back never reaches the store (sent while the connection is down): its repeat must still
     // free the key for the retry, which would otherwise be in progress until the timeout.
-    store.loseConfirmationReplies(DedupRecords.STORE_CALL_TRIES).refuseFails(1);
+    store.loseConfirmationReplies(Integer.MAX_VALUE).refuseFails(1);
     assertThatThrownBy(() -> records.runOnce(key, request, () -> "first " + runs.incrementAndGet()))
         .isInstanceOf(IdempotencyStoreException.class)
         .hasMessageContaining("confirmation");
     assertThat(runs).hasValue(0);
+    store.loseConfirmationReplies(0);
     assertThat(records.runOnce(key, request, () -> "placed " + runs.incrementAndGet()))
         .as("the retry, at once")
         .isEqualTo(new RunOnceResult.Executed<>("placed 1"));
@@ -479,6 +481,41 @@ abstract class IdempotencyStoreContractTest {
     assertThat(records.runOnce(key, request + "-other", () -> "other " + runs.incrementAndGet()))
         .isEqualTo(new RunOnceResult.Replayed<>("placed 1"));
     assertThat(runs).as("action runs").hasValue(1);
+  }
+
+  @Test
+  void onASilentStoreTheRepeatsStopWithinTheirWindowInsteadOfWaitingOutEveryTry() {
+    // Each confirmation reaches the store but fails only after a command timeout of 400 ms
+    // (simulated): repeating it nine times would hold the caller 3.6 s and more.
+    Duration commandTimeout = Duration.ofMillis(400);
+    ForwardingDedupStore store =
+        new ForwardingDedupStore(dedupStore()) {
+          @Override
+          public ClaimAttempt tryClaim(
+              String key, String fingerprint, String owner, Duration inProgressTimeout) {
+            ClaimAttempt attempt = super.tryClaim(key, fingerprint, owner, inProgressTimeout);
+            if (ClaimOwner.parse(owner).confirmation()) {
+              try {
+                Thread.sleep(commandTimeout.toMillis()); // the store's silence, not a sync
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              throw new IdempotencyStoreException("test: the confirmation timed out", null);
+            }
+            return attempt;
+          }
+        };
+    DedupRecords records = DedupRecords.on(store);
+    AtomicInteger runs = new AtomicInteger();
+    String key = uniqueKey("order");
+    String request = "req-" + UUID.randomUUID();
+    assertThatThrownBy(() -> records.runOnce(key, request, () -> "" + runs.incrementAndGet()))
+        .isInstanceOf(IdempotencyStoreException.class)
+        .hasMessageContaining("timed out");
+    assertThat(runs).hasValue(0);
+    // Tries: the first, and the repeats that start within the 600 ms window after its failure
+    // (at most two more after 400 ms failures), not nine.
+    assertThat(store.confirmations()).isBetween(2, 3);
   }
 
   @Test
