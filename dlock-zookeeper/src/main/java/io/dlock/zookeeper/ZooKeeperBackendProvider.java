@@ -14,10 +14,10 @@ import java.util.Properties;
  * host is written in brackets ({@code [::1]:2181}).
  *
  * <p>Properties, never part of the URI: {@code sessionTimeout} and {@code connectionTimeout}
- * (ISO-8601 such as {@code PT10S}, or milliseconds), {@code followEnsembleChanges} ({@code true} or
- * {@code false}, the default), {@code acl} ({@code open}, {@code digest} or {@code sasl}), {@code
- * digest.user} and {@code digest.password} (or {@code username} and {@code password}, which imply
- * {@code acl=digest}). Unknown keys are ignored.
+ * (ISO-8601 such as {@code PT10S}, or milliseconds), {@code ownerIdsSharedAcrossClients} and {@code
+ * followEnsembleChanges} ({@code true} or {@code false}, the default), {@code acl} ({@code open},
+ * {@code digest} or {@code sasl}), {@code digest.user} and {@code digest.password} (or {@code
+ * username} and {@code password}, which imply {@code acl=digest}). Unknown keys are ignored.
  *
  * <p>The backend connects before {@link #connect} returns, as {@link
  * ZooKeeperLockBackend#connect(ZooKeeperLockSettings)} does: it fails with {@link
@@ -83,7 +83,8 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
           "acl",
           "digest.user",
           "digest.password",
-          "followEnsembleChanges"
+          "followEnsembleChanges",
+          "ownerIdsSharedAcrossClients"
         }) {
       String value = properties.get(key);
       if (value != null) {

@@ -154,7 +154,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   private volatile java.util.function.@Nullable Consumer<String> beforeJoinWrite;
 
-  private ZooKeeperLockBackend(CuratorFramework client, boolean ownsClient, String rootPath) {
+  /** See {@link ZooKeeperLockSettings#withOwnerIdsSharedAcrossClients}. */
+  private final boolean shareOwnerIds;
+
+  private ZooKeeperLockBackend(
+      CuratorFramework client, boolean ownsClient, String rootPath, boolean shareOwnerIds) {
+    this.shareOwnerIds = shareOwnerIds;
     this.client = client;
     this.ownsClient = ownsClient;
     this.paths = new LockPaths(rootPath);
@@ -236,7 +241,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
               + " within "
               + settings.connectionTimeout());
     }
-    return new ZooKeeperLockBackend(client, true, settings.rootPath());
+    return new ZooKeeperLockBackend(
+        client, true, settings.rootPath(), settings.ownerIdsSharedAcrossClients());
   }
 
   /**
@@ -248,7 +254,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
   public static ZooKeeperLockBackend using(CuratorFramework client, String rootPath) {
     Objects.requireNonNull(client, "client");
     return new ZooKeeperLockBackend(
-        client, false, ZooKeeperLockSettings.requireValidRootPath(rootPath));
+        client, false, ZooKeeperLockSettings.requireValidRootPath(rootPath), false);
   }
 
   private static ACLProvider creatorOnly() {
@@ -267,6 +273,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   private static int toIntMillis(Duration d) {
     return (int) Math.min(Integer.MAX_VALUE, d.toMillis());
+  }
+
+  @Override
+  public boolean sharesOwnerAcrossClients() {
+    return shareOwnerIds;
   }
 
   @Override
@@ -473,8 +484,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       String head = queue.get(0);
-      if (ownerKey.equals(LockPaths.ownerKeyOf(head))) {
-        // The same owner id holds the lock through another client: join its hold.
+      if (shareOwnerIds && ownerKey.equals(LockPaths.ownerKeyOf(head))) {
+        // The same owner id holds the lock through another client: join its hold. (Off by
+        // default: then another client's grant of this owner id is waited for like a stranger's.)
         AcquireResult joined = joinHold(key, entry, parent + "/" + head, leaseNanos);
         if (joined != null) {
           return joined;

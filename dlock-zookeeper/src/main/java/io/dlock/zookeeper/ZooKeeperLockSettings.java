@@ -41,6 +41,7 @@ public final class ZooKeeperLockSettings {
   private final @Nullable String digestUser;
   private final char @Nullable [] digestPassword;
   private final boolean followEnsembleChanges;
+  private final boolean shareOwnerIdsAcrossClients;
 
   private ZooKeeperLockSettings(
       String connectString,
@@ -50,8 +51,10 @@ public final class ZooKeeperLockSettings {
       AclMode aclMode,
       @Nullable String digestUser,
       char @Nullable [] digestPassword,
-      boolean followEnsembleChanges) {
+      boolean followEnsembleChanges,
+      boolean shareOwnerIdsAcrossClients) {
     this.followEnsembleChanges = followEnsembleChanges;
+    this.shareOwnerIdsAcrossClients = shareOwnerIdsAcrossClients;
     this.connectString = connectString;
     this.rootPath = rootPath;
     this.sessionTimeout = sessionTimeout;
@@ -84,6 +87,7 @@ public final class ZooKeeperLockSettings {
         AclMode.OPEN,
         null,
         null,
+        false,
         false);
   }
 
@@ -92,7 +96,8 @@ public final class ZooKeeperLockSettings {
    * after {@code prefix}: {@code connectString} (required), {@code rootPath}, {@code
    * sessionTimeout} and {@code connectionTimeout} (ISO-8601 such as {@code PT10S}, or
    * milliseconds), {@code acl} ({@code open}, {@code digest} or {@code sasl}), {@code digest.user}
-   * and {@code digest.password}, {@code followEnsembleChanges} ({@code true} or {@code false}).
+   * and {@code digest.password}, {@code followEnsembleChanges} and {@code
+   * ownerIdsSharedAcrossClients} ({@code true} or {@code false}).
    *
    * @throws IllegalArgumentException naming the key if a value is missing or invalid
    */
@@ -124,6 +129,15 @@ public final class ZooKeeperLockSettings {
             prefix + "followEnsembleChanges must be true or false, but was '" + follow + "'");
       }
       settings = settings.withFollowEnsembleChanges(f.equals("true"));
+    }
+    String share = properties.getProperty(prefix + "ownerIdsSharedAcrossClients");
+    if (share != null) {
+      String v = share.trim().toLowerCase(Locale.ROOT);
+      if (!v.equals("true") && !v.equals("false")) {
+        throw new IllegalArgumentException(
+            prefix + "ownerIdsSharedAcrossClients must be true or false, but was '" + share + "'");
+      }
+      settings = settings.withOwnerIdsSharedAcrossClients(v.equals("true"));
     }
     String acl = properties.getProperty(prefix + "acl", "open").trim().toLowerCase(Locale.ROOT);
     switch (acl) {
@@ -177,7 +191,8 @@ public final class ZooKeeperLockSettings {
         aclMode,
         digestUser,
         digestPassword,
-        followEnsembleChanges);
+        followEnsembleChanges,
+        shareOwnerIdsAcrossClients);
   }
 
   static String requireValidRootPath(String rootPath) {
@@ -218,7 +233,8 @@ public final class ZooKeeperLockSettings {
         aclMode,
         digestUser,
         digestPassword,
-        followEnsembleChanges);
+        followEnsembleChanges,
+        shareOwnerIdsAcrossClients);
   }
 
   /**
@@ -237,7 +253,8 @@ public final class ZooKeeperLockSettings {
         aclMode,
         digestUser,
         digestPassword,
-        followEnsembleChanges);
+        followEnsembleChanges,
+        shareOwnerIdsAcrossClients);
   }
 
   /**
@@ -267,7 +284,8 @@ public final class ZooKeeperLockSettings {
         AclMode.DIGEST,
         user,
         password.clone(),
-        followEnsembleChanges);
+        followEnsembleChanges,
+        shareOwnerIdsAcrossClients);
   }
 
   /**
@@ -283,7 +301,8 @@ public final class ZooKeeperLockSettings {
         AclMode.SASL,
         null,
         null,
-        followEnsembleChanges);
+        followEnsembleChanges,
+        shareOwnerIdsAcrossClients);
   }
 
   /**
@@ -303,7 +322,41 @@ public final class ZooKeeperLockSettings {
         aclMode,
         digestUser,
         digestPassword,
-        follow);
+        follow,
+        shareOwnerIdsAcrossClients);
+  }
+
+  /**
+   * The same settings, sharing (or not) an owner id's grant across clients. By default an owner id
+   * re-enters its grant within one client only, and another client with the same owner id waits
+   * like a stranger: every grant is a queue node of one session, and nothing else can end it.
+   *
+   * <p>With {@code true}, a client joins the hold count on the node of another client's session (as
+   * Redis and lease rows share an owner id across processes). That node lives in its creator's
+   * session: when that session ends, the joined holders are told by a watch at the moment the node
+   * is deleted, which is the same moment the next waiter is notified, so for a round trip or so a
+   * joined holder may still act while the next holder is granted. Pass the fencing token to the
+   * resource if you enable this (docs/zookeeper.md).
+   */
+  public ZooKeeperLockSettings withOwnerIdsSharedAcrossClients(boolean share) {
+    return new ZooKeeperLockSettings(
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        aclMode,
+        digestUser,
+        digestPassword,
+        followEnsembleChanges,
+        share);
+  }
+
+  /**
+   * Whether an owner id's grant is shared across clients; see {@link
+   * #withOwnerIdsSharedAcrossClients}.
+   */
+  public boolean ownerIdsSharedAcrossClients() {
+    return shareOwnerIdsAcrossClients;
   }
 
   private static void check(String name, Duration value, Duration min, Duration max) {
@@ -364,6 +417,7 @@ public final class ZooKeeperLockSettings {
         + aclMode
         + (digestUser == null ? "" : ", user=" + digestUser)
         + (followEnsembleChanges ? ", followEnsembleChanges" : "")
+        + (shareOwnerIdsAcrossClients ? ", ownerIdsSharedAcrossClients" : "")
         + "}";
   }
 }

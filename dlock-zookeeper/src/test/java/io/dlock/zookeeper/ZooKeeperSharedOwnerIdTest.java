@@ -75,7 +75,9 @@ class ZooKeeperSharedOwnerIdTest {
 
   private ZooKeeperLockBackend backend(String connectString) {
     ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(connectString, root));
+        ZooKeeperLockBackend.connect(
+            ZooKeeperTestServers.settings(connectString, root)
+                .withOwnerIdsSharedAcrossClients(true));
     closeables.add(backend);
     return backend;
   }
@@ -283,5 +285,36 @@ class ZooKeeperSharedOwnerIdTest {
   private String headPath() throws Exception {
     String parent = new LockPaths(root).lockPath(lockName);
     return parent + "/" + LockPaths.queueOrder(admin.getChildren().forPath(parent)).get(0);
+  }
+
+  /**
+   * By default an owner id is not shared across clients: another client's grant of the same owner
+   * id is waited for like a stranger's, so no grant ever lives in a session its holder cannot see.
+   */
+  @Test
+  void byDefaultAnotherClientWithTheSameOwnerIdWaitsLikeAStranger() {
+    ZooKeeperLockBackend plainA =
+        ZooKeeperLockBackend.connect(
+            ZooKeeperTestServers.settings(server.getConnectString(), root));
+    closeables.add(plainA);
+    ZooKeeperLockBackend plainB =
+        ZooKeeperLockBackend.connect(
+            ZooKeeperTestServers.settings(server.getConnectString(), root));
+    closeables.add(plainB);
+    assertThat(plainA.sharesOwnerAcrossClients()).isFalse();
+    io.dlock.LockOptions chain = io.dlock.LockOptions.defaults().withOwnerId("order-default");
+    LockClient a = client(plainA);
+    LockClient b = client(plainB);
+    io.dlock.Lease held = a.lock("default-owner", chain).tryAcquire().orElseThrow();
+    io.dlock.Lease inner = a.lock("default-owner", chain).tryAcquire().orElseThrow();
+    assertThat(b.lock("default-owner", chain).tryAcquire()).as("another client").isEmpty();
+    java.util.concurrent.CompletableFuture<io.dlock.Lease> waiting =
+        b.lock("default-owner", chain).acquireAsync(millis(10_000));
+    assertThat(inner.release()).isTrue();
+    assertThat(waiting).as("one hold of the owner id is still open").isNotDone();
+    assertThat(held.release()).isTrue();
+    io.dlock.Lease next = waiting.join();
+    assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+    assertThat(next.release()).isTrue();
   }
 }
