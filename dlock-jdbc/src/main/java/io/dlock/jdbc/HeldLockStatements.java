@@ -127,27 +127,37 @@ abstract class HeldLockStatements {
   abstract List<String> probes();
 
   /**
-   * PostgreSQL: the columns that bound a granted session on the server, with one parameter, the
-   * idle limit in milliseconds ({@code idleSetting}: {@code idle_session_timeout} for a session
-   * lock, {@code idle_in_transaction_session_timeout} for a row lock). The database ends a session
-   * that idles past it, so a holder whose process hangs or whose network went silent (the server
-   * may never learn of a cut otherwise) holds the lock at most that long. TCP keepalive probes and
-   * {@code tcp_user_timeout} on the server's side of the socket end it sooner (about 11 s) when the
-   * holder's host is gone or the network is cut. {@code set_config(..., false)} lasts for the
-   * session; a rolled-back transaction undoes it, and {@link #pgResets} undoes it at release.
+   * Raises the server's bounds on the holding session of {@code c} to {@code horizonMillis} (see
+   * {@link #serverBound}), when a re-entry brings a longer lease than the grant's bounds cover. The
+   * bounds are never lowered while the grant lives.
+   */
+  abstract void raiseBounds(Connection c, long horizonMillis) throws SQLException;
+
+  /**
+   * PostgreSQL: a column that bounds a granted session on the server, with one parameter, the
+   * client's trust horizon in milliseconds (text): {@code idleSetting} ({@code
+   * idle_session_timeout} for a session lock, {@code idle_in_transaction_session_timeout} for a row
+   * lock) and {@code tcp_user_timeout} are set to it, {@code tcp_keepalives_idle} to it in whole
+   * seconds (at most {@value #MAX_KEEPALIVE_IDLE_SECONDS}, Linux's limit; {@code tcp_user_timeout}
+   * still keeps the socket that long on Linux). The database ends a session that idles past the
+   * idle limit, so a holder whose process hangs or whose network went silent (the server may never
+   * learn of a cut otherwise) holds the lock at most that long; and no bound ends it before the
+   * client stopped trusting its lease (the horizon is the longest lease plus a margin). {@code
+   * set_config(..., false)} lasts for the session; a rolled-back transaction undoes it, and {@link
+   * #pgResets} undoes it at release.
    */
   static String pgBounds(String idleSetting) {
-    return ", set_config('"
+    return ", (SELECT set_config('"
         + idleSetting
-        + "', ?, false), set_config('tcp_keepalives_idle', '"
-        + KEEPALIVE_IDLE_SECONDS
-        + "', false), set_config('tcp_keepalives_interval', '"
+        + "', b.ms::text, false) || set_config('tcp_keepalives_idle',"
+        + " LEAST("
+        + MAX_KEEPALIVE_IDLE_SECONDS
+        + ", CEIL(b.ms / 1000.0))::bigint::text, false) || set_config('tcp_keepalives_interval', '"
         + KEEPALIVE_INTERVAL_SECONDS
-        + "', false), set_config('tcp_keepalives_count', '"
+        + "', false) || set_config('tcp_keepalives_count', '"
         + KEEPALIVE_COUNT
-        + "', false), set_config('tcp_user_timeout', '"
-        + TCP_USER_TIMEOUT_MILLIS
-        + "', false)";
+        + "', false) || set_config('tcp_user_timeout', b.ms::text, false)"
+        + " FROM (SELECT LEAST(2147483647, CAST(? AS bigint)) AS ms) b)";
   }
 
   /** PostgreSQL: statements that undo {@link #pgBounds}, appended to the release. */
@@ -158,16 +168,22 @@ abstract class HeldLockStatements {
         + " RESET tcp_keepalives_count; RESET tcp_user_timeout";
   }
 
-  static final int KEEPALIVE_IDLE_SECONDS = 5;
+  /** PostgreSQL: {@link #pgBounds} on a held connection, with the horizon as its one parameter. */
+  void pgRaiseBounds(Connection c, String idleSetting, long horizonMillis) throws SQLException {
+    execute(c, "SELECT 1" + pgBounds(idleSetting), Long.toString(horizonMillis));
+  }
+
+  static final int MAX_KEEPALIVE_IDLE_SECONDS = 32767;
   static final int KEEPALIVE_INTERVAL_SECONDS = 2;
   static final int KEEPALIVE_COUNT = 3;
-  static final int TCP_USER_TIMEOUT_MILLIS =
-      (KEEPALIVE_IDLE_SECONDS + KEEPALIVE_INTERVAL_SECONDS * KEEPALIVE_COUNT) * 1000;
 
   /** MariaDB: the idle limit in whole seconds (at least one), for {@code wait_timeout}. */
   static long mariaDbIdleSeconds(long idleMillis) {
-    return Math.max(1, (idleMillis + 999) / 1000);
+    // Rounded up, so never below the horizon; MariaDB's ceiling is one year.
+    return Math.min(MARIADB_MAX_WAIT_TIMEOUT, Math.max(1, (idleMillis + 999) / 1000));
   }
+
+  static final long MARIADB_MAX_WAIT_TIMEOUT = 31_536_000;
 
   protected PreparedStatement prepare(Connection c, String sql) throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);

@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  *   <li><b>The lease end</b>: a lock not renewed before its lease ends (a fixed lease, or a holder
  *       whose renewals stopped) is released here, as a lease row would expire, so a holder that
  *       hangs blocks others no longer than its lease.
- *   <li><b>The heartbeat</b>: every {@code heartbeatInterval}, the connection of each lock that no
- *       renewal confirmed within that interval is checked.
+ *   <li><b>The heartbeat</b>: the connection of each lock, renewed or not, runs a statement at
+ *       least once per {@code heartbeatInterval}, so that the server never finds a live holder idle
+ *       past its idle limit, and a dead connection is found.
  * </ul>
  *
  * <p>A dead connection means the database has freed the lock, if the database is reachable: a
@@ -118,8 +119,11 @@ final class HeldLocks implements AutoCloseable {
             });
     stpe.setRemoveOnCancelPolicy(true);
     this.timer = stpe;
+    // Ticks at half the interval, and a connection is checked once it was last confirmed half an
+    // interval ago: so every held connection runs a statement at least once per interval (plus the
+    // statement's own time), well inside the server's idle limit of lease + interval + 1 s.
     timer.scheduleWithFixedDelay(
-        this::heartbeatTick, heartbeatNanos, heartbeatNanos, TimeUnit.NANOSECONDS);
+        this::heartbeatTick, heartbeatNanos / 2, heartbeatNanos / 2, TimeUnit.NANOSECONDS);
   }
 
   void bindEvents(BackendEvents events) {
@@ -147,7 +151,15 @@ final class HeldLocks implements AutoCloseable {
      */
     volatile boolean releasing;
 
+    /**
+     * The trust horizon the server's bounds on this session cover now (see {@link #horizonMillis});
+     * raised, never lowered, when a re-entry brings a longer lease. Under {@link #io}.
+     */
+    long boundMillis;
+
+    /** Whether a renewal ran: its renewals then report the connection's death (TAKEN_OVER). */
     volatile boolean renewed;
+
     volatile long leaseEndNanos;
     volatile long confirmedNanos;
     @Nullable ScheduledFuture<?> endCheck;
@@ -208,7 +220,7 @@ final class HeldLocks implements AutoCloseable {
           }
           // Re-entry is a round trip, as on a lease row: only a grant the database still holds
           // (its connection answers) may be entered again; a dead one is replaced by a new grant.
-          if (confirm(current, leaseMillis)) {
+          if (confirm(current, leaseMillis) && coverLease(current, leaseMillis)) {
             if (owner.startsWith("o:")) {
               current.holds++; // a t: owner asking again is a repeat and adds no hold
             }
@@ -245,7 +257,7 @@ final class HeldLocks implements AutoCloseable {
       // The database ends the session by itself once it idled past the lease (plus the margin):
       // a live holder is never idle that long (renewals and heartbeats run statements on it).
       HeldLockStatements.Granted granted =
-          statements.lock(c, name, owner, holder, leaseMillis, leaseMillis + idleMarginMillis());
+          statements.lock(c, name, owner, holder, leaseMillis, horizonMillis(leaseMillis));
       if (granted == null) {
         clean = true;
         // The database frees a lock silently when its holder's connection dies: re-check at least
@@ -261,6 +273,7 @@ final class HeldLocks implements AutoCloseable {
         }
       }
       Holding fresh = new Holding(name, owner, granted.token(), c, poolNetworkTimeout, leaseNanos);
+      fresh.boundMillis = horizonMillis(leaseMillis);
       Holding stale = holdings.put(name, fresh);
       if (stale != null) {
         log.debug("Replaced the dead hold of '{}' by a new grant", name);
@@ -436,9 +449,37 @@ final class HeldLocks implements AutoCloseable {
 
   private static final long RENEW_LOCK_POLL_MILLIS = 10;
 
-  /** The idle time past the lease after which the database ends a grant's session itself. */
-  private long idleMarginMillis() {
-    return TimeUnit.NANOSECONDS.toMillis(heartbeatNanos) + IDLE_MARGIN_MILLIS;
+  /**
+   * How long after its last statement the client may still trust a lease of {@code leaseMillis}
+   * (the lease counts from when a grant or renewal was sent), plus a margin of the heartbeat
+   * interval and 1 s: every bound the server puts on the holding session (idle timeout, keepalive,
+   * {@code tcp_user_timeout}, {@code wait_timeout}) is at least this, so that the client always
+   * stops trusting its lease before the server frees the lock; and the heartbeat keeps a live
+   * holder's connection busier than that.
+   */
+  long horizonMillis(long leaseMillis) {
+    return leaseMillis + TimeUnit.NANOSECONDS.toMillis(heartbeatNanos) + IDLE_MARGIN_MILLIS;
+  }
+
+  /**
+   * Raises the server's bounds on {@code h}'s session when a re-entry brings a longer lease than
+   * they cover (the first hold's lease set them). Under {@code h.io}.
+   *
+   * @return false if the connection is dead (marked so)
+   */
+  private boolean coverLease(Holding h, long leaseMillis) {
+    long horizon = horizonMillis(leaseMillis);
+    if (horizon <= h.boundMillis) {
+      return true;
+    }
+    try {
+      statements.raiseBounds(h.connection, horizon);
+      h.boundMillis = horizon;
+      return true;
+    } catch (SQLException e) {
+      markDead(h, e);
+      return false;
+    }
   }
 
   static final long IDLE_MARGIN_MILLIS = 1000;
@@ -547,9 +588,12 @@ final class HeldLocks implements AutoCloseable {
   private void heartbeatTick() {
     long now = System.nanoTime();
     for (Holding h : holdings.values()) {
-      // A lease under renewal is checked by its renewals (which report a dead connection as the
-      // lease gone); the heartbeat watches the others, and reports dead connections it meets.
-      boolean due = h.dead ? !h.reported : !h.renewed && now - h.confirmedNanos >= heartbeatNanos;
+      // Every connection that nothing confirmed for half an interval, renewed or not: a renewal
+      // interval may be far longer than the server's idle limit of the grant's first (shortest)
+      // hold, and the server must never find a live holder idle. Dead connections are reported,
+      // except under renewal, whose next renewal reports them (as the lock taken over).
+      boolean due =
+          h.dead ? !h.reported && !h.renewed : now - h.confirmedNanos >= heartbeatNanos / 2;
       if (due && !h.released && h.checking.compareAndSet(false, true)) {
         runOnExecutor(
             () -> {
@@ -584,7 +628,7 @@ final class HeldLocks implements AutoCloseable {
     } finally {
       h.io.unlock();
     }
-    if (connections.reachable()) {
+    if (!h.renewed && connections.reachable()) {
       report(h);
     }
     // Unreachable: the next tick asks again; the core ends the lease when it runs out.

@@ -75,6 +75,11 @@ abstract class RowLockStatements extends HeldLockStatements {
    */
   void bound(Connection c, long idleMillis) throws SQLException {}
 
+  @Override
+  void raiseBounds(Connection c, long horizonMillis) throws SQLException {
+    bound(c, horizonMillis); // inside the holding transaction, where the dialect has bounds
+  }
+
   /** Undoes {@link #boundsSql} or {@link #bound} before the connection goes back to the pool. */
   void unbound(Connection c) throws SQLException {}
 
@@ -273,6 +278,11 @@ abstract class RowLockStatements extends HeldLockStatements {
     }
 
     private static final String IDLE = "idle_in_transaction_session_timeout";
+
+    @Override
+    void raiseBounds(Connection c, long horizonMillis) throws SQLException {
+      pgRaiseBounds(c, IDLE, horizonMillis);
+    }
 
     @Override
     String sessionIdSql() {

@@ -100,6 +100,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
     private final String lock;
 
     private final String unlock;
+    private final String idle;
 
     Postgres(String table, Duration statementTimeout, String channel, int majorVersion) {
       super(table, statementTimeout, "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint");
@@ -107,7 +108,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
       this.majorVersion = majorVersion;
       // Before PostgreSQL 14 there is no idle_session_timeout: a custom setting stands in for it
       // (harmless), and only TCP keepalive bounds a silent holder there.
-      String idle = majorVersion >= 14 ? "idle_session_timeout" : "dlock.idle_session_timeout";
+      this.idle = majorVersion >= 14 ? "idle_session_timeout" : "dlock.idle_session_timeout";
       this.unlock = "SELECT pg_advisory_unlock(?), pg_notify(?, ?)" + pgResets(idle);
       // RETURNING runs only for a grant: only a granted session gets its bounds.
       this.lock =
@@ -166,6 +167,11 @@ abstract class SessionLockStatements extends HeldLockStatements {
     @Override
     void unlock(Connection c, String name, String owner) throws SQLException {
       execute(c, unlock, key(name), channel, name);
+    }
+
+    @Override
+    void raiseBounds(Connection c, long horizonMillis) throws SQLException {
+      pgRaiseBounds(c, idle, horizonMillis);
     }
 
     @Override
@@ -279,6 +285,11 @@ abstract class SessionLockStatements extends HeldLockStatements {
           return granted;
         }
       }
+    }
+
+    @Override
+    void raiseBounds(Connection c, long horizonMillis) throws SQLException {
+      execute(c, "SET SESSION wait_timeout = ?", mariaDbIdleSeconds(horizonMillis));
     }
 
     @Override
