@@ -10,38 +10,54 @@ import java.time.Duration;
 /**
  * MariaDB 10.5+: acquisition is one {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING}. MySQL
  * and MariaDB apply the assignments of {@code ON DUPLICATE KEY UPDATE} left to right, each seeing
- * the ones before, so the order below matters: the hold count and token are decided from the old
- * owner and expiry, then the expiry, and the owner last (a new token marks a new grant).
+ * the ones before, so the order below matters: every decision reads the old expiry, which is
+ * assigned last; the hold count reads the old owner too, which is assigned after it.
+ *
+ * <p>The fencing token is drawn only once this statement holds the row: in {@code ON DUPLICATE KEY
+ * UPDATE} (which runs under the row's exclusive lock), or, for a row this statement inserted (with
+ * token 0), by an update of it in the same transaction, under the insert's lock. A token drawn in
+ * {@code VALUES} would be drawn before the row is locked or the duplicate found: an acquisition
+ * delayed after drawing could be granted a lower token than a grant made meanwhile.
  *
  * <p>The clock is {@code UTC_TIMESTAMP(6)}, which, unlike {@code NOW()}, does not depend on the
- * session's time zone, so clients with different time zones agree on expiry.
+ * session's time zone, so clients with different time zones agree on expiry; like {@code NOW()}, it
+ * is the same throughout one statement.
  */
 final class MariaDbStatements extends LockStatements {
   private static final String NOW =
       "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
 
   private final String acquire;
+  private final String drawToken;
+  private final String readToken;
 
   MariaDbStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
     this.acquire =
         """
         INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at)
-        VALUES (?, ?, 1, NEXTVAL(%1$s_fence), %2$s + ?, ?, %2$s)
+        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s)
         ON DUPLICATE KEY UPDATE
           holder = IF(expires_at <= %2$s, VALUES(holder), holder),
           granted_at = IF(expires_at <= %2$s, VALUES(granted_at), granted_at),
           holds = IF(owner = VALUES(owner) AND expires_at > %2$s,
                      holds + IF(LEFT(owner, 2) = 'o:', 1, 0),
                      IF(expires_at <= %2$s, 1, holds)),
-          token = IF(expires_at <= %2$s, VALUES(token), token),
-          expires_at = IF(token = VALUES(token), VALUES(expires_at),
+          token = IF(expires_at <= %2$s, NEXTVAL(%1$s_fence), token),
+          owner = IF(expires_at <= %2$s, VALUES(owner), owner),
+          expires_at = IF(expires_at <= %2$s, VALUES(expires_at),
                           IF(owner = VALUES(owner), GREATEST(expires_at, VALUES(expires_at)),
-                             expires_at)),
-          owner = IF(token = VALUES(token), VALUES(owner), owner)
+                             expires_at))
         RETURNING owner, holds, token, expires_at - %2$s
         """
             .formatted(table, NOW);
+    this.drawToken =
+        "UPDATE "
+            + table
+            + " SET token = NEXTVAL("
+            + table
+            + "_fence) WHERE name = ? AND token = 0";
+    this.readToken = "SELECT token FROM " + table + " WHERE name = ?";
   }
 
   @Override
@@ -68,6 +84,29 @@ final class MariaDbStatements extends LockStatements {
   @Override
   AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
+    // One transaction: a row inserted here stays locked until its token is drawn.
+    c.setAutoCommit(false);
+    boolean done = false;
+    try {
+      AcquireResult result = upsert(c, name, owner, holder, leaseMillis);
+      c.commit();
+      done = true;
+      return result;
+    } finally {
+      if (!done) {
+        try {
+          c.rollback();
+        } catch (SQLException ignored) {
+          // the connection is broken; the pool discards it
+        }
+      }
+      c.setAutoCommit(true);
+    }
+  }
+
+  private AcquireResult upsert(
+      Connection c, String name, String owner, String holder, long leaseMillis)
+      throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {
       ps.setString(1, name);
       ps.setString(2, owner);
@@ -77,10 +116,29 @@ final class MariaDbStatements extends LockStatements {
         if (!rs.next()) {
           return new AcquireResult.Held(Duration.ZERO);
         }
-        if (owner.equals(rs.getString(1))) {
-          return new AcquireResult.Granted(rs.getLong(3), rs.getInt(2));
+        if (!owner.equals(rs.getString(1))) {
+          return new AcquireResult.Held(Duration.ofMillis(Math.max(0, rs.getLong(4))));
         }
-        return new AcquireResult.Held(Duration.ofMillis(Math.max(0, rs.getLong(4))));
+        long token = rs.getLong(3);
+        int holds = rs.getInt(2);
+        return new AcquireResult.Granted(token != 0 ? token : drawToken(c, name), holds);
+      }
+    }
+  }
+
+  /** Draws the token of a row this transaction inserted, which it holds locked. */
+  private long drawToken(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = prepare(c, drawToken)) {
+      ps.setString(1, name);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = prepare(c, readToken)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("the lease row of '" + name + "' vanished inside its insert");
+        }
+        return rs.getLong(1);
       }
     }
   }
