@@ -66,11 +66,16 @@ abstract class HeldLockStatements {
       throws SQLException {}
 
   /**
-   * Releases the lock held on {@code c}, so that {@code c} can go back to the pool in autocommit
-   * with nothing held and the session settings of {@link #lock} undone; wakes waiters where the
-   * dialect can.
+   * Releases the lock held on {@code c}, leaving {@code c} in autocommit with nothing held; wakes
+   * waiters where the dialect can. Once this returned, the lock is released, whatever follows.
    */
   abstract void unlock(Connection c, String name, String owner) throws SQLException;
+
+  /**
+   * Undoes the session settings of {@link #lock} (and {@link #raiseBounds}), after {@link #unlock},
+   * so that {@code c} can go back to the pool as it came.
+   */
+  void unbound(Connection c) throws SQLException {}
 
   /**
    * Confirms that {@code c} is alive, and so is its lock (the database frees it only with the

@@ -205,6 +205,7 @@ final class HeldLocks implements AutoCloseable {
       throws SQLException {
     long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     Holding current = holdings.get(name);
+    Holding deadHold = null;
     if (current != null) {
       current.io.lock();
       try {
@@ -227,15 +228,22 @@ final class HeldLocks implements AutoCloseable {
             current.extend(leaseNanos);
             return new AcquireResult.Granted(current.token, current.holds);
           }
-          // Tell the core now, before the new grant replaces this one here: the event names no
-          // token, so it must not come once the newer grant of the same owner exists.
-          report(current);
+          // Its loss is not reported now: the event names no token, and would reach this very
+          // request in flight, whose new grant the core would then undo. The core tells the dead
+          // grant's holds itself when the new grant replaces it (TAKEN_OVER); if this request
+          // brings no new grant, the loss is reported once it is answered (below).
+          if (claimReport(current)) {
+            deadHold = current;
+          }
         }
       } finally {
         current.io.unlock();
       }
     }
     if (!slots.tryAcquire()) {
+      if (deadHold != null) {
+        sendLost(deadHold);
+      }
       throw new BackendUnavailableException(
           "this client already holds "
               + maxHeldLocks
@@ -291,6 +299,9 @@ final class HeldLocks implements AutoCloseable {
           }
         }
         slots.release();
+        if (deadHold != null) {
+          sendLost(deadHold);
+        }
       }
     }
   }
@@ -350,12 +361,28 @@ final class HeldLocks implements AutoCloseable {
         h.dropConnection();
         return goneUnlessUnreachable(h);
       }
-      h.slotHeld = false;
-      slots.release();
-      giveBack(h.connection, h.poolNetworkTimeout); // nothing held on it any more
+      // Released: whatever fails from here on, the lock is free (a listener told otherwise would
+      // hear TAKEN_OVER of a release that worked).
+      giveBackUnbound(h);
       return ReleaseResult.RELEASED;
     } finally {
       h.io.unlock();
+    }
+  }
+
+  /**
+   * After the unlock of {@code h}: undoes the session's settings and gives the connection back to
+   * the pool, or discards it if that fails (its settings are unknown). Under {@code h.io}.
+   */
+  private void giveBackUnbound(Holding h) {
+    try {
+      statements.unbound(h.connection);
+      h.slotHeld = false;
+      slots.release();
+      giveBack(h.connection, h.poolNetworkTimeout); // nothing held on it any more
+    } catch (SQLException e) {
+      log.debug("Released '{}', but could not undo its session settings: {}", h.name, e.toString());
+      h.dropConnection();
     }
   }
 
@@ -573,12 +600,11 @@ final class HeldLocks implements AutoCloseable {
       holdings.remove(h.name, h);
       try {
         statements.unlock(h.connection, h.name, h.owner);
-        h.slotHeld = false;
-        slots.release();
-        giveBack(h.connection, h.poolNetworkTimeout);
       } catch (SQLException e) {
         h.dropConnection(); // closing the connection frees the lock on the server
+        return;
       }
+      giveBackUnbound(h);
       log.debug("The lease of '{}' ran out without renewal; released it", h.name);
     } finally {
       h.io.unlock();
@@ -635,16 +661,27 @@ final class HeldLocks implements AutoCloseable {
   }
 
   private void report(Holding h) {
-    BackendEvents sink = events;
+    if (claimReport(h)) {
+      sendLost(h);
+    }
+  }
+
+  /** Whether the loss of {@code h} is still to be reported; the caller then reports it, once. */
+  private boolean claimReport(Holding h) {
     h.io.lock();
     try {
       if (h.reported || h.released) {
-        return;
+        return false;
       }
       h.reported = true;
+      return true;
     } finally {
       h.io.unlock();
     }
+  }
+
+  private void sendLost(Holding h) {
+    BackendEvents sink = events;
     if (sink != null) {
       sink.leaseLost(
           h.name,

@@ -81,6 +81,7 @@ abstract class RowLockStatements extends HeldLockStatements {
   }
 
   /** Undoes {@link #boundsSql} or {@link #bound} before the connection goes back to the pool. */
+  @Override
   void unbound(Connection c) throws SQLException {}
 
   /** The SQL expression that draws the next fencing token. */
@@ -213,7 +214,6 @@ abstract class RowLockStatements extends HeldLockStatements {
     clearRecord(c, name, owner);
     c.commit();
     c.setAutoCommit(true);
-    unbound(c);
   }
 
   /** Clears the record inside the holding transaction, so that it ends with the lock. */

@@ -109,7 +109,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
       // Before PostgreSQL 14 there is no idle_session_timeout: a custom setting stands in for it
       // (harmless), and only TCP keepalive bounds a silent holder there.
       this.idle = majorVersion >= 14 ? "idle_session_timeout" : "dlock.idle_session_timeout";
-      this.unlock = "SELECT pg_advisory_unlock(?), pg_notify(?, ?)" + pgResets(idle);
+      this.unlock = "SELECT pg_advisory_unlock(?), pg_notify(?, ?)";
       // RETURNING runs only for a grant: only a granted session gets its bounds.
       this.lock =
           """
@@ -172,6 +172,14 @@ abstract class SessionLockStatements extends HeldLockStatements {
     @Override
     void raiseBounds(Connection c, long horizonMillis) throws SQLException {
       pgRaiseBounds(c, idle, horizonMillis);
+    }
+
+    @Override
+    void unbound(Connection c) throws SQLException {
+      try (java.sql.Statement st = c.createStatement()) {
+        st.setQueryTimeout(queryTimeoutSeconds);
+        st.execute(pgResets(idle).substring(2));
+      }
     }
 
     @Override
@@ -295,6 +303,10 @@ abstract class SessionLockStatements extends HeldLockStatements {
     @Override
     void unlock(Connection c, String name, String owner) throws SQLException {
       execute(c, "SELECT RELEASE_LOCK(?)", key(name));
+    }
+
+    @Override
+    void unbound(Connection c) throws SQLException {
       execute(c, "SET SESSION wait_timeout = DEFAULT");
     }
 
