@@ -121,23 +121,13 @@ public final class ZooKeeperLockSettings {
     if (connection != null) {
       settings = settings.withConnectionTimeout(duration(prefix + "connectionTimeout", connection));
     }
-    String follow = properties.getProperty(prefix + "followEnsembleChanges");
+    Boolean follow = flag(properties, prefix + "followEnsembleChanges");
     if (follow != null) {
-      String f = follow.trim().toLowerCase(Locale.ROOT);
-      if (!f.equals("true") && !f.equals("false")) {
-        throw new IllegalArgumentException(
-            prefix + "followEnsembleChanges must be true or false, but was '" + follow + "'");
-      }
-      settings = settings.withFollowEnsembleChanges(f.equals("true"));
+      settings = settings.withFollowEnsembleChanges(follow);
     }
-    String share = properties.getProperty(prefix + "ownerIdsSharedAcrossClients");
+    Boolean share = flag(properties, prefix + "ownerIdsSharedAcrossClients");
     if (share != null) {
-      String v = share.trim().toLowerCase(Locale.ROOT);
-      if (!v.equals("true") && !v.equals("false")) {
-        throw new IllegalArgumentException(
-            prefix + "ownerIdsSharedAcrossClients must be true or false, but was '" + share + "'");
-      }
-      settings = settings.withOwnerIdsSharedAcrossClients(v.equals("true"));
+      settings = settings.withOwnerIdsSharedAcrossClients(share);
     }
     String acl = properties.getProperty(prefix + "acl", "open").trim().toLowerCase(Locale.ROOT);
     switch (acl) {
@@ -357,6 +347,19 @@ public final class ZooKeeperLockSettings {
    */
   public boolean ownerIdsSharedAcrossClients() {
     return shareOwnerIdsAcrossClients;
+  }
+
+  /** A true/false property, or null when absent; anything else is refused, naming the key. */
+  private static @Nullable Boolean flag(Properties properties, String key) {
+    String value = properties.getProperty(key);
+    if (value == null) {
+      return null;
+    }
+    String v = value.trim().toLowerCase(Locale.ROOT);
+    if (!v.equals("true") && !v.equals("false")) {
+      throw new IllegalArgumentException(key + " must be true or false, but was '" + value + "'");
+    }
+    return v.equals("true");
   }
 
   private static void check(String name, Duration value, Duration min, Duration max) {
