@@ -14,10 +14,17 @@ import org.jspecify.annotations.Nullable;
 /**
  * The SQL of one dialect for the connection-bound modes ({@link JdbcLockMode#SESSION}, {@link
  * JdbcLockMode#ROW}): the lock lives with one dedicated connection, and the table {@code
- * <table>_held} records each grant (owner, fencing token, holder description, grant time and the
- * holding connection's id) for inspection. The record is never trusted for mutual exclusion: that
- * is the database's lock alone. Every statement is parameterized; only the checked table name is
- * put into the text.
+ * <table>_held} records each grant (owner, fencing token, holder description, grant time, lease end
+ * and the holding connection's id).
+ *
+ * <p>The database's lock alone cannot exclude a second holder: the server frees it the moment the
+ * holding session ends (a restart, a kill, an idle timeout), while the holder trusts its lease
+ * until it next hears from the database. So the record is a lease too: its lease end, by the
+ * database's clock, is written at the grant and at every renewal (before the client extends its
+ * trust), it is cleared at release, and a grant is refused while another grant's record is live
+ * ({@link #liveRecord}), even though the database's lock is free. A holder told that its session
+ * ended clears its record, so that hand-off waits for the holder to stop trusting, not for its
+ * lease. Every statement is parameterized; only the checked table name is put into the text.
  */
 abstract class HeldLockStatements {
   protected final String table;
@@ -52,7 +59,8 @@ abstract class HeldLockStatements {
 
   /**
    * Whether the grant must be recorded through another connection (row mode: the holding
-   * transaction's writes stay invisible until it ends). Session mode records within {@link #lock}.
+   * transaction's writes stay invisible and would not survive its end). Session mode records within
+   * {@link #lock}.
    */
   boolean recordsApart() {
     return false;
@@ -60,16 +68,64 @@ abstract class HeldLockStatements {
 
   /**
    * Records the grant through {@code other}, an autocommit connection; see {@link #recordsApart}.
+   *
+   * @return false if another grant's record is live (its holder may still trust it): the grant must
+   *     then be undone
    */
-  void record(
+  boolean record(
       Connection other, String name, String owner, String holder, Granted granted, long leaseMillis)
-      throws SQLException {}
+      throws SQLException {
+    return true;
+  }
 
   /**
-   * Releases the lock held on {@code c}, leaving {@code c} in autocommit with nothing held; wakes
-   * waiters where the dialect can. Once this returned, the lock is released, whatever follows.
+   * Moves the recorded lease end of the grant {@code token} to at least {@code leaseMillis} from
+   * now by the database's clock, through {@code other} (see {@link #recordsApart}); where the mode
+   * records in {@link #heartbeat}, nothing.
+   *
+   * @return false if the grant's record is gone (cleared or replaced)
    */
-  abstract void unlock(Connection c, String name, String owner) throws SQLException;
+  boolean renewRecord(Connection other, String name, String owner, long token, long leaseMillis)
+      throws SQLException {
+    return true;
+  }
+
+  /**
+   * The condition that the record aliased {@code r} is live: its grant is not released and its
+   * lease has not ended by the database's clock.
+   */
+  String liveRecord(String r) {
+    // Never NULL (a record without a lease end is not live), so that NOT of it is a condition.
+    return r + ".owner IS NOT NULL AND COALESCE(" + r + ".expires_at, 0) > " + now;
+  }
+
+  /**
+   * Clears the record of the grant {@code token}, through any autocommit connection: once its
+   * holder stopped trusting it (released, or told that it is lost), the lock is free for the next
+   * grant as soon as the database's own lock is.
+   */
+  void clearRecord(Connection c, String name, long token) throws SQLException {
+    update(c, "UPDATE " + held + " SET owner = NULL WHERE name = ? AND token = ?", name, token);
+  }
+
+  /** Whether the record of {@code name} is the grant {@code token}'s and not cleared. */
+  boolean recordHeld(Connection c, String name, long token) throws SQLException {
+    try (PreparedStatement ps =
+        prepare(
+            c, "SELECT 1 FROM " + held + " WHERE name = ? AND token = ? AND owner IS NOT NULL")) {
+      bind(ps, name, token);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /**
+   * Releases the lock held on {@code c} by the grant {@code token} and clears its record, leaving
+   * {@code c} in autocommit with nothing held; wakes waiters where the dialect can. Once this
+   * returned, the lock is released, whatever follows.
+   */
+  abstract void unlock(Connection c, String name, String owner, long token) throws SQLException;
 
   /**
    * Undoes the session settings of {@link #lock} (and {@link #raiseBounds}), after {@link #unlock},
@@ -79,7 +135,9 @@ abstract class HeldLockStatements {
 
   /**
    * Confirms that {@code c} is alive, and so is its lock (the database frees it only with the
-   * connection); records the lease end where the mode can. Throws if the connection is dead.
+   * connection); moves the recorded lease end to {@code leaseMillis} from now where the mode
+   * records on {@code c} (session mode). Throws if the connection is dead or the record is no
+   * longer the grant's.
    */
   abstract void heartbeat(Connection c, String name, String owner, long token, long leaseMillis)
       throws SQLException;

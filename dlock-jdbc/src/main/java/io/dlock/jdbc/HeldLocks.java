@@ -221,7 +221,9 @@ final class HeldLocks implements AutoCloseable {
           }
           // Re-entry is a round trip, as on a lease row: only a grant the database still holds
           // (its connection answers) may be entered again; a dead one is replaced by a new grant.
-          if (confirm(current, leaseMillis) && coverLease(current, leaseMillis)) {
+          if (confirm(current, leaseMillis)
+              && coverLease(current, leaseMillis)
+              && recordLeaseOrMarkDead(current, leaseMillis, name)) {
             if (owner.startsWith("o:")) {
               current.holds++; // a t: owner asking again is a repeat and adds no hold
             }
@@ -229,9 +231,11 @@ final class HeldLocks implements AutoCloseable {
             return new AcquireResult.Granted(current.token, current.holds);
           }
           // Its loss is not reported now: the event names no token, and would reach this very
-          // request in flight, whose new grant the core would then undo. The core tells the dead
-          // grant's holds itself when the new grant replaces it (TAKEN_OVER); if this request
-          // brings no new grant, the loss is reported once it is answered (below).
+          // request in flight, whose new grant the core would then undo. The dead grant's own
+          // record (live until its holds are told) refuses this request a new grant, unless it
+          // ran out; the loss is reported once this request is answered (below), then the record
+          // is cleared, and the owner is granted at its next attempt. A new grant (the record ran
+          // out) replaces the dead one, and the core tells its holds (TAKEN_OVER).
           if (claimReport(current)) {
             deadHold = current;
           }
@@ -277,7 +281,11 @@ final class HeldLocks implements AutoCloseable {
           if (!other.getAutoCommit()) {
             other.setAutoCommit(true);
           }
-          statements.record(other, name, owner, holder, granted, leaseMillis);
+          if (!statements.record(other, name, owner, holder, granted, leaseMillis)) {
+            // Another grant's record is live: its holder may still trust a lock that the server
+            // freed with its session. Undone by discarding the connection; asked again later.
+            return new AcquireResult.Held(retryBound);
+          }
         }
       }
       Holding fresh = new Holding(name, owner, granted.token(), c, poolNetworkTimeout, leaseNanos);
@@ -301,6 +309,7 @@ final class HeldLocks implements AutoCloseable {
         slots.release();
         if (deadHold != null) {
           sendLost(deadHold);
+          clearRecord(deadHold); // its holds are told: its record need not hold the lock any more
         }
       }
     }
@@ -353,7 +362,7 @@ final class HeldLocks implements AutoCloseable {
         return goneUnlessUnreachable(h);
       }
       try {
-        statements.unlock(h.connection, name, owner);
+        statements.unlock(h.connection, name, owner, h.token);
       } catch (SQLException e) {
         // A dead or silent connection (the network timeout): closing it frees the lock on the
         // server as soon as the server notices (its idle timeout at the latest).
@@ -386,10 +395,20 @@ final class HeldLocks implements AutoCloseable {
     }
   }
 
-  /** A lock whose connection died: not held, if the database says so by answering. */
+  /**
+   * A lock whose connection died: not held, if the database says so by answering. Its record is
+   * cleared once every hold of it is told (the one released here, and any other of its owner id).
+   */
   private ReleaseResult goneUnlessUnreachable(Holding h) throws SQLException {
     h.dropConnection();
     if (connections.reachable()) {
+      if (h.holds <= 1) {
+        clearRecord(h); // the hold released here was the last
+      } else if (!h.reported) {
+        h.reported = true; // the other holds of its owner id: told before the record is cleared
+        sendLost(h);
+        clearRecord(h);
+      } // else another thread tells them, and clears the record then
       return ReleaseResult.NOT_HELD; // the database ended the session and freed the lock
     }
     throw new SQLException(
@@ -422,9 +441,13 @@ final class HeldLocks implements AutoCloseable {
           long sentAt = System.nanoTime();
           try {
             statements.heartbeat(h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
-            h.renewed = true;
             h.confirmedNanos = sentAt;
-            h.extend(lease.lease().toNanos());
+            if (recordLease(h, lease.lease().toMillis())) {
+              h.renewed = true;
+              h.extend(lease.lease().toNanos());
+            } else {
+              unsure = true; // the lock is alive, but its record could not be moved: not renewed
+            }
             continue;
           } catch (SQLException e) {
             markDead(h, e);
@@ -437,6 +460,13 @@ final class HeldLocks implements AutoCloseable {
         reachable = connections.reachable();
       }
       if (reachable) {
+        if (recordStillTheGrants(h) && report(h)) {
+          // The server ended the session (a restart, a kill, a timeout): the holder is told here,
+          // before its record is cleared and so lets another client have the lock. A record
+          // cleared by someone else (a forced release) is a take-over, which the core reports.
+          // Only the thread that told the holds clears the record, once they are told.
+          clearRecord(h);
+        }
         gone.add(lease);
       } else {
         unsure = true;
@@ -444,8 +474,8 @@ final class HeldLocks implements AutoCloseable {
     }
     if (unsure) {
       throw new SQLException(
-          "a connection holding a lock is gone and the database cannot be reached to tell"
-              + " whether the lock survived",
+          "a lock's connection or record could not be confirmed: the database cannot be reached"
+              + " to tell whether the lock survived",
           "08006");
     }
     return gone;
@@ -555,6 +585,84 @@ final class HeldLocks implements AutoCloseable {
     }
   }
 
+  /**
+   * Moves the recorded lease end of {@code h} to {@code leaseMillis} from now where the mode
+   * records apart (row mode; session mode did in the heartbeat), before the client extends its
+   * trust: the record must outlast the lease the holder trusts. Under {@code h.io}.
+   *
+   * @return false if it could not be confirmed (the database did not answer)
+   * @throws SQLException if the record is no longer the grant's
+   */
+  private boolean recordLease(Holding h, long leaseMillis) throws SQLException {
+    if (!statements.recordsApart()) {
+      return true;
+    }
+    boolean recorded;
+    try (Connection other = connections.open()) {
+      if (!other.getAutoCommit()) {
+        other.setAutoCommit(true);
+      }
+      recorded = statements.renewRecord(other, h.name, h.owner, h.token, leaseMillis);
+    } catch (SQLException e) {
+      log.debug("Could not move the record of '{}': {}", h.name, e.toString());
+      return false;
+    }
+    if (!recorded) {
+      throw new SQLException(
+          "the record of the grant of '" + h.name + "' (token " + h.token + ") was cleared",
+          "08003");
+    }
+    return true;
+  }
+
+  /**
+   * {@link #recordLease}, marking {@code h} dead if the record is not the grant's.
+   *
+   * @throws SQLException if the record could not be confirmed: the grant lives, and the re-entry
+   *     fails (never taken for a loss)
+   */
+  private boolean recordLeaseOrMarkDead(Holding h, long leaseMillis, String name)
+      throws SQLException {
+    boolean recorded;
+    try {
+      recorded = recordLease(h, leaseMillis);
+    } catch (SQLException e) {
+      markDead(h, e);
+      return false;
+    }
+    if (!recorded) {
+      throw new SQLException(
+          "the record of '" + name + "' could not be moved for the re-entry: try again", "08006");
+    }
+    return true;
+  }
+
+  /**
+   * Clears the record of {@code h}, once every hold of it stopped trusting it (released, or told it
+   * is lost), so that the next grant need not wait for its recorded lease end. Best effort: if it
+   * fails, the record ends with its lease.
+   */
+  private void clearRecord(Holding h) {
+    try (Connection other = connections.open()) {
+      if (!other.getAutoCommit()) {
+        other.setAutoCommit(true);
+      }
+      statements.clearRecord(other, h.name, h.token);
+    } catch (SQLException e) {
+      log.debug("Could not clear the record of '{}': {}", h.name, e.toString());
+    }
+  }
+
+  /** Whether the record of {@code h} is still its grant's (uncleared); false if unknown. */
+  private boolean recordStillTheGrants(Holding h) {
+    try (Connection other = connections.open()) {
+      return statements.recordHeld(other, h.name, h.token);
+    } catch (SQLException e) {
+      log.debug("Could not read the record of '{}': {}", h.name, e.toString());
+      return false;
+    }
+  }
+
   private void markDead(Holding h, Exception cause) {
     if (!h.dead) {
       h.dead = true;
@@ -599,7 +707,7 @@ final class HeldLocks implements AutoCloseable {
       h.released = true;
       holdings.remove(h.name, h);
       try {
-        statements.unlock(h.connection, h.name, h.owner);
+        statements.unlock(h.connection, h.name, h.owner, h.token);
       } catch (SQLException e) {
         h.dropConnection(); // closing the connection frees the lock on the server
         return;
@@ -654,16 +762,23 @@ final class HeldLocks implements AutoCloseable {
     } finally {
       h.io.unlock();
     }
-    if (!h.renewed && connections.reachable()) {
-      report(h);
+    if (!h.renewed && connections.reachable() && report(h)) {
+      clearRecord(h); // the holds are told: the record need not hold the lock any more
     }
     // Unreachable: the next tick asks again; the core ends the lease when it runs out.
   }
 
-  private void report(Holding h) {
+  /**
+   * Tells the holds of {@code h} that it is lost, unless that was done or is being done.
+   *
+   * @return whether this call told them (and so may clear the record)
+   */
+  private boolean report(Holding h) {
     if (claimReport(h)) {
       sendLost(h);
+      return true;
     }
+    return false;
   }
 
   /** Whether the loss of {@code h} is still to be reported; the caller then reports it, once. */

@@ -569,6 +569,9 @@ public final class JdbcLockBackend implements LockBackend {
           Optional<HeldLockStatements.Holder> holder = held.holderOf(c, lockName);
           if (holder.isPresent()) {
             held.endSession(c, lockName, holder.get().sessionId());
+            // Breaking the lock breaks its record too: the next grant need not wait for the
+            // recorded lease end (the holder learns of it at its next heartbeat or renewal).
+            held.clearRecord(c, lockName, holder.get().info().fencingToken());
           }
           return holder.map(HeldLockStatements.Holder::info);
         });

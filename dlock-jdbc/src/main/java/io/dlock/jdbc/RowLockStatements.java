@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  */
 abstract class RowLockStatements extends HeldLockStatements {
   private final String select;
-  private final String record;
+  private final String takeOver;
   private final String exists;
 
   RowLockStatements(String table, Duration statementTimeout, String nowMillis) {
@@ -39,7 +39,28 @@ abstract class RowLockStatements extends HeldLockStatements {
             + "_rows WHERE name = ? "
             + lockClause();
     this.exists = "SELECT 1 FROM " + table + "_rows WHERE name = ?";
-    this.record = recordSql();
+    this.takeOver =
+        "UPDATE "
+            + held
+            + " SET lock_key = NULL, owner = ?, token = ?, holder = ?, granted_at = "
+            + now
+            + ", expires_at = "
+            + now
+            + " + ?, session_id = ? WHERE name = ? AND (NOT ("
+            + liveRecord(held)
+            + ") OR token = ?)";
+  }
+
+  /** The INSERT of a record, parameters name, owner, token, holder, lease, session id. */
+  String insertValues() {
+    return "INSERT INTO "
+        + held
+        + " (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)"
+        + " VALUES (?, NULL, ?, ?, ?, "
+        + now
+        + ", "
+        + now
+        + " + ?, ?)";
   }
 
   @Override
@@ -95,9 +116,6 @@ abstract class RowLockStatements extends HeldLockStatements {
 
   /** Whether {@code e} says the row is locked by another transaction. */
   abstract boolean busy(SQLException e);
-
-  /** The upsert of the grant's record, parameters name, owner, token, holder, lease, session id. */
-  abstract String recordSql();
 
   /** The condition that the recorded session is alive, on the record aliased {@code h}. */
   abstract String sessionAlive();
@@ -202,23 +220,77 @@ abstract class RowLockStatements extends HeldLockStatements {
     return true;
   }
 
+  /**
+   * Takes over the record of {@code name} unless another grant's record is live, else inserts it if
+   * missing. The row lock is already held here: a live record of another grant means that its
+   * holder's transaction ended with its session (a restart, a kill) while the holder may still
+   * trust its lease. Checked after the row lock, in a statement of its own, so that the record of
+   * any grant whose session ended before ours began is seen.
+   */
   @Override
-  void record(
+  boolean record(
       Connection other, String name, String owner, String holder, Granted granted, long leaseMillis)
       throws SQLException {
-    update(other, record, name, owner, granted.token(), holder, leaseMillis, granted.sessionId());
+    if (update(
+            other,
+            takeOver,
+            owner,
+            granted.token(),
+            holder,
+            leaseMillis,
+            granted.sessionId(),
+            name,
+            granted.token())
+        > 0) {
+      return true;
+    }
+    return insertRecord(
+        other, name, owner, granted.token(), holder, leaseMillis, granted.sessionId());
+  }
+
+  /**
+   * Inserts the record of {@code name} if it has none, never waiting; false if one exists (then a
+   * live one: {@link #record} could not take it over).
+   */
+  abstract boolean insertRecord(
+      Connection c,
+      String name,
+      String owner,
+      long token,
+      String holder,
+      long leaseMillis,
+      long sessionId)
+      throws SQLException;
+
+  @Override
+  boolean renewRecord(Connection other, String name, String owner, long token, long leaseMillis)
+      throws SQLException {
+    int updated =
+        update(
+            other,
+            "UPDATE "
+                + held
+                + " SET expires_at = GREATEST(COALESCE(expires_at, 0), "
+                + now
+                + " + ?) WHERE name = ? AND owner IS NOT NULL AND owner = ? AND token = ?",
+            leaseMillis,
+            name,
+            owner,
+            token);
+    // A driver that counts changed rows (MariaDB's useAffectedRows) says 0 for an unmoved end.
+    return updated > 0 || recordHeld(other, name, token);
   }
 
   @Override
-  void unlock(Connection c, String name, String owner) throws SQLException {
-    clearRecord(c, name, owner);
+  void unlock(Connection c, String name, String owner, long token) throws SQLException {
+    clearRecordInTransaction(c, name, token);
     c.commit();
     c.setAutoCommit(true);
   }
 
   /** Clears the record inside the holding transaction, so that it ends with the lock. */
-  void clearRecord(Connection c, String name, String owner) throws SQLException {
-    update(c, "UPDATE " + held + " SET owner = NULL WHERE name = ? AND owner = ?", name, owner);
+  void clearRecordInTransaction(Connection c, String name, long token) throws SQLException {
+    clearRecord(c, name, token);
   }
 
   @Override
@@ -228,11 +300,6 @@ abstract class RowLockStatements extends HeldLockStatements {
     if (!c.isValid(queryTimeoutSeconds)) {
       throw new SQLException("the connection holding the row lock is closed", "08003");
     }
-  }
-
-  @Override
-  boolean reportsRemaining() {
-    return false; // the record is written at grant only; renewals are not written anywhere
   }
 
   @Override
@@ -301,29 +368,38 @@ abstract class RowLockStatements extends HeldLockStatements {
     }
 
     @Override
-    String recordSql() {
-      return """
-          INSERT INTO %1$s AS h
-            (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)
-          VALUES (?, NULL, ?, ?, ?, %2$s, %2$s + ?, ?)
-          ON CONFLICT (name) DO UPDATE SET lock_key = NULL, owner = EXCLUDED.owner,
-            token = EXCLUDED.token, holder = EXCLUDED.holder, granted_at = EXCLUDED.granted_at,
-            expires_at = EXCLUDED.expires_at, session_id = EXCLUDED.session_id
-          """
-          .formatted(held, now);
+    boolean insertRecord(
+        Connection c,
+        String name,
+        String owner,
+        long token,
+        String holder,
+        long leaseMillis,
+        long sessionId)
+        throws SQLException {
+      return update(
+              c,
+              insertValues() + " ON CONFLICT DO NOTHING",
+              name,
+              owner,
+              token,
+              holder,
+              leaseMillis,
+              sessionId)
+          > 0;
     }
 
     @Override
-    void clearRecord(Connection c, String name, String owner) throws SQLException {
+    void clearRecordInTransaction(Connection c, String name, long token) throws SQLException {
       // The NOTIFY is delivered at the commit that frees the row.
       execute(
           c,
           "WITH u AS (UPDATE "
               + held
-              + " SET owner = NULL WHERE name = ? AND owner = ? RETURNING 1)"
+              + " SET owner = NULL WHERE name = ? AND token = ? RETURNING 1)"
               + " SELECT pg_notify(?, ?)",
           name,
-          owner,
+          token,
           channel,
           name);
     }
@@ -398,15 +474,25 @@ abstract class RowLockStatements extends HeldLockStatements {
     }
 
     @Override
-    String recordSql() {
-      return """
-          INSERT INTO %1$s (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)
-          VALUES (?, NULL, ?, ?, ?, %2$s, %2$s + ?, ?)
-          ON DUPLICATE KEY UPDATE lock_key = NULL, owner = VALUES(owner), token = VALUES(token),
-            holder = VALUES(holder), granted_at = VALUES(granted_at),
-            expires_at = VALUES(expires_at), session_id = VALUES(session_id)
-          """
-          .formatted(held, now);
+    boolean insertRecord(
+        Connection c,
+        String name,
+        String owner,
+        long token,
+        String holder,
+        long leaseMillis,
+        long sessionId)
+        throws SQLException {
+      return update(
+              c,
+              insertValues().replaceFirst("INSERT INTO", "INSERT IGNORE INTO"),
+              name,
+              owner,
+              token,
+              holder,
+              leaseMillis,
+              sessionId)
+          > 0;
     }
 
     @Override
@@ -492,10 +578,23 @@ abstract class RowLockStatements extends HeldLockStatements {
     }
 
     @Override
-    String recordSql() {
-      return ("MERGE INTO %1$s (name, lock_key, owner, token, holder, granted_at, expires_at,"
-              + " session_id) KEY (name) VALUES (?, NULL, ?, ?, ?, %2$s, %2$s + ?, ?)")
-          .formatted(held, now);
+    boolean insertRecord(
+        Connection c,
+        String name,
+        String owner,
+        long token,
+        String holder,
+        long leaseMillis,
+        long sessionId)
+        throws SQLException {
+      try {
+        return update(c, insertValues(), name, owner, token, holder, leaseMillis, sessionId) > 0;
+      } catch (SQLException e) {
+        if ("23505".equals(e.getSQLState())) {
+          return false; // a record exists: a live one, which the take-over left alone
+        }
+        throw e;
+      }
     }
 
     @Override

@@ -49,18 +49,28 @@ abstract class SessionLockStatements extends HeldLockStatements {
   void heartbeat(Connection c, String name, String owner, long token, long leaseMillis)
       throws SQLException {
     // The statement succeeds only on a live connection, whose session still holds the lock. It
-    // names the grant's token, so that it never touches the record of a later grant.
-    update(
-        c,
-        "UPDATE "
-            + held
-            + " SET expires_at = "
-            + now
-            + " + ? WHERE name = ? AND owner = ? AND token = ?",
-        leaseMillis,
-        name,
-        owner,
-        token);
+    // names the grant's token, so that it never touches the record of a later grant; a record
+    // that is no longer the grant's (an operator's forced release cleared it) ends the grant. The
+    // lease end only moves forward: the holds of one grant (an owner id's, with leases of their
+    // own) share the record, and a shorter one must not cut short a longer one's.
+    int updated =
+        update(
+            c,
+            "UPDATE "
+                + held
+                + " SET expires_at = GREATEST(COALESCE(expires_at, 0), "
+                + now
+                + " + ?) WHERE name = ? AND owner IS NOT NULL AND owner = ? AND token = ?",
+            leaseMillis,
+            name,
+            owner,
+            token);
+    // A driver that counts changed rows, not matched ones (MariaDB's useAffectedRows), says 0 for
+    // a lease end left as it was: asked again.
+    if (updated == 0 && !recordHeld(c, name, token)) {
+      throw new SQLException(
+          "the record of the grant of '" + name + "' (token " + token + ") was cleared", "08003");
+    }
   }
 
   static byte[] sha256(String name) {
@@ -109,21 +119,30 @@ abstract class SessionLockStatements extends HeldLockStatements {
       // Before PostgreSQL 14 there is no idle_session_timeout: a custom setting stands in for it
       // (harmless), and only TCP keepalive bounds a silent holder there.
       this.idle = majorVersion >= 14 ? "idle_session_timeout" : "dlock.idle_session_timeout";
-      this.unlock = "SELECT pg_advisory_unlock(?), pg_notify(?, ?)";
-      // RETURNING runs only for a grant: only a granted session gets its bounds.
+      // The record is cleared in the same statement (it commits as the statement ends; a waiter
+      // that finds it live before then is woken again by the NOTIFY, sent at the commit).
+      this.unlock =
+          "WITH r AS (UPDATE "
+              + held
+              + " SET owner = NULL WHERE name = ? AND token = ? RETURNING 1)"
+              + " SELECT pg_advisory_unlock(?), pg_notify(?, ?)";
+      // A live record of another grant refuses before the lock is tried (CASE orders the two): its
+      // holder may still trust a lock that the server freed with its session. RETURNING runs only
+      // for a grant: only a granted session gets its bounds.
       this.lock =
           """
           WITH n AS (SELECT %2$s AS now_ms)
           INSERT INTO %1$s AS h
             (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)
           SELECT ?, ?, ?, nextval('%3$s_fence'), ?, n.now_ms, n.now_ms + ?, pg_backend_pid() FROM n
-           WHERE pg_try_advisory_lock(?)
+           WHERE CASE WHEN EXISTS (SELECT 1 FROM %1$s r WHERE r.name = ? AND %5$s) THEN false
+                      ELSE pg_try_advisory_lock(?) END
           ON CONFLICT (name) DO UPDATE SET lock_key = EXCLUDED.lock_key, owner = EXCLUDED.owner,
             token = EXCLUDED.token, holder = EXCLUDED.holder, granted_at = EXCLUDED.granted_at,
             expires_at = EXCLUDED.expires_at, session_id = EXCLUDED.session_id
           RETURNING token, session_id %4$s
           """
-              .formatted(held, now, table, pgBounds(idle));
+              .formatted(held, now, table, pgBounds(idle), liveRecord("r"));
     }
 
     static long key(String name) {
@@ -148,6 +167,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
             owner,
             holder,
             leaseMillis,
+            name,
             key,
             Long.toString(idleMillis));
         try (ResultSet rs = ps.executeQuery()) {
@@ -165,8 +185,8 @@ abstract class SessionLockStatements extends HeldLockStatements {
     }
 
     @Override
-    void unlock(Connection c, String name, String owner) throws SQLException {
-      execute(c, unlock, key(name), channel, name);
+    void unlock(Connection c, String name, String owner, long token) throws SQLException {
+      execute(c, unlock, name, token, key(name), channel, name);
     }
 
     @Override
@@ -241,13 +261,14 @@ abstract class SessionLockStatements extends HeldLockStatements {
           table,
           statementTimeout,
           "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)");
+      // A live record of another grant refuses before the lock is tried (see Postgres).
       // ON DUPLICATE KEY UPDATE fires on either unique key: every assignment is guarded by the
       // name, so a lock_key collision leaves the other name's record alone and shows in RETURNING.
       this.lock =
           """
           INSERT INTO %1$s (name, lock_key, owner, token, holder, granted_at, expires_at, session_id)
           SELECT ?, ?, ?, NEXTVAL(%3$s_fence), ?, %2$s, %2$s + ?, CONNECTION_ID() FROM DUAL
-           WHERE GET_LOCK(?, 0) = 1
+           WHERE IF(EXISTS (SELECT 1 FROM %1$s r WHERE r.name = ? AND %4$s), 0, GET_LOCK(?, 0)) = 1
           ON DUPLICATE KEY UPDATE
             lock_key = IF(name = VALUES(name), VALUES(lock_key), lock_key),
             owner = IF(name = VALUES(name), VALUES(owner), owner),
@@ -258,7 +279,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
             session_id = IF(name = VALUES(name), VALUES(session_id), session_id)
           RETURNING name, token, session_id
           """
-              .formatted(held, now, table);
+              .formatted(held, now, table, liveRecord("r"));
     }
 
     String key(String name) {
@@ -276,7 +297,7 @@ abstract class SessionLockStatements extends HeldLockStatements {
         throws SQLException {
       String key = key(name);
       try (PreparedStatement ps = prepare(c, lock)) {
-        bind(ps, name, key, owner, holder, leaseMillis, key);
+        bind(ps, name, key, owner, holder, leaseMillis, name, key);
         try (ResultSet rs = ps.executeQuery()) {
           if (!rs.next()) {
             return null;
@@ -301,7 +322,8 @@ abstract class SessionLockStatements extends HeldLockStatements {
     }
 
     @Override
-    void unlock(Connection c, String name, String owner) throws SQLException {
+    void unlock(Connection c, String name, String owner, long token) throws SQLException {
+      clearRecord(c, name, token); // first: the lock stays taken until the record is cleared
       execute(c, "SELECT RELEASE_LOCK(?)", key(name));
     }
 
