@@ -63,8 +63,8 @@ final class OwnerIdTarget implements Target {
    * The base's bound plus the longest critical section (1.5 leases, in the partition scenario): a
    * holder's partner of the same owner id may be inside the very grant when the holder is cut off
    * or killed, and keeps it (renewing it) until its own hold ends; only then does the cut-off
-   * hold's count on the server run out with the lease. {@code redis-owner-id}/partition went 65
-   * and 450 ms over the base's bound this way (a 4-minute soak and a 5-second run, each on a loaded
+   * hold's count on the server run out with the lease. {@code redis-owner-id}/partition went 65 and
+   * 450 ms over the base's bound this way (a 4-minute soak and a 5-second run, each on a loaded
    * machine), with every safety criterion held.
    */
   @Override
