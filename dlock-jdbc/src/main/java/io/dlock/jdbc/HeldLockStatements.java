@@ -108,6 +108,32 @@ abstract class HeldLockStatements {
     update(c, "UPDATE " + held + " SET owner = NULL WHERE name = ? AND token = ?", name, token);
   }
 
+  /**
+   * Moves the recorded lease end of the grant {@code token} to at least {@code leaseMillis} from
+   * now by the database's clock, never back: the holds of one grant (an owner id's, each with a
+   * lease of its own) share the record, and a shorter one must not cut a longer one's short.
+   *
+   * @return false if the record is no longer the grant's (cleared or replaced)
+   */
+  boolean moveRecord(Connection c, String name, String owner, long token, long leaseMillis)
+      throws SQLException {
+    int updated =
+        update(
+            c,
+            "UPDATE "
+                + held
+                + " SET expires_at = GREATEST(COALESCE(expires_at, 0), "
+                + now
+                + " + ?) WHERE name = ? AND owner IS NOT NULL AND owner = ? AND token = ?",
+            leaseMillis,
+            name,
+            owner,
+            token);
+    // A driver that counts changed rows, not matched ones (MariaDB's useAffectedRows), says 0 for
+    // a lease end left as it was: asked again.
+    return updated > 0 || recordHeld(c, name, token);
+  }
+
   /** Whether the record of {@code name} is the grant {@code token}'s and not cleared. */
   boolean recordHeld(Connection c, String name, long token) throws SQLException {
     try (PreparedStatement ps =

@@ -252,7 +252,7 @@ abstract class RowLockStatements extends HeldLockStatements {
    * Inserts the record of {@code name} if it has none, never waiting; false if one exists (then a
    * live one: {@link #record} could not take it over).
    */
-  abstract boolean insertRecord(
+  private boolean insertRecord(
       Connection c,
       String name,
       String owner,
@@ -260,25 +260,29 @@ abstract class RowLockStatements extends HeldLockStatements {
       String holder,
       long leaseMillis,
       long sessionId)
-      throws SQLException;
+      throws SQLException {
+    try {
+      return update(c, insertRecordSql(), name, owner, token, holder, leaseMillis, sessionId) > 0;
+    } catch (SQLException e) {
+      if ("23505".equals(e.getSQLState())) {
+        return false; // a record exists (H2 has no insert that ignores it): a live one
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The insert of a record that leaves an existing one alone (0 rows), or fails on it with SQL
+   * state 23505; parameters name, owner, token, holder, lease, session id.
+   */
+  String insertRecordSql() {
+    return insertValues();
+  }
 
   @Override
   boolean renewRecord(Connection other, String name, String owner, long token, long leaseMillis)
       throws SQLException {
-    int updated =
-        update(
-            other,
-            "UPDATE "
-                + held
-                + " SET expires_at = GREATEST(COALESCE(expires_at, 0), "
-                + now
-                + " + ?) WHERE name = ? AND owner IS NOT NULL AND owner = ? AND token = ?",
-            leaseMillis,
-            name,
-            owner,
-            token);
-    // A driver that counts changed rows (MariaDB's useAffectedRows) says 0 for an unmoved end.
-    return updated > 0 || recordHeld(other, name, token);
+    return moveRecord(other, name, owner, token, leaseMillis);
   }
 
   @Override
@@ -368,40 +372,8 @@ abstract class RowLockStatements extends HeldLockStatements {
     }
 
     @Override
-    boolean insertRecord(
-        Connection c,
-        String name,
-        String owner,
-        long token,
-        String holder,
-        long leaseMillis,
-        long sessionId)
-        throws SQLException {
-      return update(
-              c,
-              insertValues() + " ON CONFLICT DO NOTHING",
-              name,
-              owner,
-              token,
-              holder,
-              leaseMillis,
-              sessionId)
-          > 0;
-    }
-
-    @Override
-    void clearRecordInTransaction(Connection c, String name, long token) throws SQLException {
-      // The NOTIFY is delivered at the commit that frees the row.
-      execute(
-          c,
-          "WITH u AS (UPDATE "
-              + held
-              + " SET owner = NULL WHERE name = ? AND token = ? RETURNING 1)"
-              + " SELECT pg_notify(?, ?)",
-          name,
-          token,
-          channel,
-          name);
+    String insertRecordSql() {
+      return insertValues() + " ON CONFLICT DO NOTHING";
     }
 
     @Override
@@ -474,25 +446,8 @@ abstract class RowLockStatements extends HeldLockStatements {
     }
 
     @Override
-    boolean insertRecord(
-        Connection c,
-        String name,
-        String owner,
-        long token,
-        String holder,
-        long leaseMillis,
-        long sessionId)
-        throws SQLException {
-      return update(
-              c,
-              insertValues().replaceFirst("INSERT INTO", "INSERT IGNORE INTO"),
-              name,
-              owner,
-              token,
-              holder,
-              leaseMillis,
-              sessionId)
-          > 0;
+    String insertRecordSql() {
+      return insertValues().replaceFirst("INSERT INTO", "INSERT IGNORE INTO");
     }
 
     @Override
@@ -575,26 +530,6 @@ abstract class RowLockStatements extends HeldLockStatements {
     @Override
     boolean busy(SQLException e) {
       return e.getErrorCode() == 50200 || "HYT00".equals(e.getSQLState());
-    }
-
-    @Override
-    boolean insertRecord(
-        Connection c,
-        String name,
-        String owner,
-        long token,
-        String holder,
-        long leaseMillis,
-        long sessionId)
-        throws SQLException {
-      try {
-        return update(c, insertValues(), name, owner, token, holder, leaseMillis, sessionId) > 0;
-      } catch (SQLException e) {
-        if ("23505".equals(e.getSQLState())) {
-          return false; // a record exists: a live one, which the take-over left alone
-        }
-        throw e;
-      }
     }
 
     @Override

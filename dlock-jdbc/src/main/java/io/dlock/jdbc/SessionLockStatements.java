@@ -50,24 +50,8 @@ abstract class SessionLockStatements extends HeldLockStatements {
       throws SQLException {
     // The statement succeeds only on a live connection, whose session still holds the lock. It
     // names the grant's token, so that it never touches the record of a later grant; a record
-    // that is no longer the grant's (an operator's forced release cleared it) ends the grant. The
-    // lease end only moves forward: the holds of one grant (an owner id's, with leases of their
-    // own) share the record, and a shorter one must not cut short a longer one's.
-    int updated =
-        update(
-            c,
-            "UPDATE "
-                + held
-                + " SET expires_at = GREATEST(COALESCE(expires_at, 0), "
-                + now
-                + " + ?) WHERE name = ? AND owner IS NOT NULL AND owner = ? AND token = ?",
-            leaseMillis,
-            name,
-            owner,
-            token);
-    // A driver that counts changed rows, not matched ones (MariaDB's useAffectedRows), says 0 for
-    // a lease end left as it was: asked again.
-    if (updated == 0 && !recordHeld(c, name, token)) {
+    // that is no longer the grant's (an operator's forced release cleared it) ends the grant.
+    if (!moveRecord(c, name, owner, token, leaseMillis)) {
       throw new SQLException(
           "the record of the grant of '" + name + "' (token " + token + ") was cleared", "08003");
     }

@@ -9,11 +9,6 @@ import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -87,7 +82,7 @@ class KilledSessionConnectionTest {
       assertThat(waiting).isNotDone();
 
       long killedAt = System.nanoTime();
-      endConnection(url, sessionIdOf(url, name));
+      HeldSessions.end(url, HeldSessions.idOf(url, name));
 
       Lease next = waiting.get(millis(10_000).toMillis(), TimeUnit.MILLISECONDS);
       assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
@@ -107,31 +102,6 @@ class KilledSessionConnectionTest {
       assertThat(held.isValid()).isFalse();
       assertThat(held.release()).as("nothing to release: the database freed it").isFalse();
       assertThat(next.release()).isTrue();
-    }
-  }
-
-  private static long sessionIdOf(String url, String name) throws SQLException {
-    try (Connection c = DriverManager.getConnection(url);
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT session_id FROM " + TestDatabases.TABLE + "_held WHERE name = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        assertThat(rs.next()).as("the grant of %s is recorded", name).isTrue();
-        return rs.getLong(1);
-      }
-    }
-  }
-
-  private static void endConnection(String url, long sessionId) throws SQLException {
-    try (Connection c = DriverManager.getConnection(url);
-        PreparedStatement ps =
-            c.prepareStatement(
-                url.startsWith("jdbc:postgresql:")
-                    ? "SELECT pg_terminate_backend(?::int)"
-                    : "KILL CONNECTION ?")) {
-      ps.setLong(1, sessionId);
-      ps.execute();
     }
   }
 }

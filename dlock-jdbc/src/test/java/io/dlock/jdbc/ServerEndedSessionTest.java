@@ -9,11 +9,6 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -67,7 +62,7 @@ class ServerEndedSessionTest {
         Thread.sleep(LEASE.plusMillis(500).toMillis()); // lets renewals run: what is tested
         assertThat(held.isValid()).isTrue();
       }
-      endSession(url, sessionIdOf(url, name));
+      HeldSessions.end(url, HeldSessions.idOf(url, name));
 
       Optional<Lease> second = stranger.lock(name).tryAcquire();
       boolean holderTrusted = held.isValid();
@@ -124,7 +119,7 @@ class ServerEndedSessionTest {
               .tryAcquire()
               .orElseThrow();
       assertThat(shorter.fencingToken()).isEqualTo(longer.fencingToken());
-      endSession(url, sessionIdOf(url, name));
+      HeldSessions.end(url, HeldSessions.idOf(url, name));
       Thread.sleep(500); // the shorter hold's lease ends: what is tested
 
       Optional<Lease> second = stranger.lock(name).tryAcquire();
@@ -144,51 +139,5 @@ class ServerEndedSessionTest {
         TestDatabases.externalMariaDb().isPresent(),
         "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
     return TestDatabases.externalMariaDb().orElseThrow();
-  }
-
-  static long sessionIdOf(String url, String name) throws SQLException {
-    try (Connection c = DriverManager.getConnection(url);
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT session_id FROM " + TestDatabases.TABLE + "_held WHERE name = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        assertThat(rs.next()).as("the grant of %s is recorded", name).isTrue();
-        return rs.getLong(1);
-      }
-    }
-  }
-
-  /** Ends the session on the server and waits until it is gone (so its locks are free). */
-  static void endSession(String url, long sessionId) throws SQLException {
-    boolean postgres = url.startsWith("jdbc:postgresql:");
-    try (Connection c = DriverManager.getConnection(url)) {
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              postgres ? "SELECT pg_terminate_backend(?::int, 10000)" : "KILL CONNECTION ?")) {
-        ps.setLong(1, sessionId);
-        ps.execute();
-      }
-      if (!postgres) {
-        awaitGone(c, sessionId);
-      }
-    }
-  }
-
-  private static void awaitGone(Connection c, long sessionId) throws SQLException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (System.nanoTime() - deadline < 0) {
-      try (PreparedStatement ps =
-          c.prepareStatement("SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?")) {
-        ps.setLong(1, sessionId);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return;
-          }
-        }
-      }
-      Thread.onSpinWait();
-    }
-    throw new AssertionError("session " + sessionId + " did not end within 10 s");
   }
 }
