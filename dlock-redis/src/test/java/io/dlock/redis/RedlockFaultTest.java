@@ -24,6 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -175,7 +176,17 @@ class RedlockFaultTest {
     three.get(0).restart(); // forgets the lock and its fencing counter
     three.get(1).restart();
     LockClient b = client(three, millis(500)); // connects after the restarts
-    Lease second = b.lock(name).tryAcquire().orElseThrow(); // both now believe they hold it
+    // A Redlock client starts once a majority of its masters is connected and connects the rest
+    // in the background: asked until both forgetful masters answer it.
+    AtomicReference<Lease> granted = new AtomicReference<>();
+    await()
+        .atMost(millis(5_000))
+        .until(
+            () -> {
+              b.lock(name).tryAcquire().ifPresent(granted::set);
+              return granted.get() != null;
+            });
+    Lease second = granted.get(); // both now believe they hold it
     assertThat(first.isValid()).isTrue();
     assertThat(second.isValid()).isTrue();
 
