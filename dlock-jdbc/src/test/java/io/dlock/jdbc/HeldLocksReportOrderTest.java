@@ -9,8 +9,6 @@ import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -106,7 +104,7 @@ class HeldLocksReportOrderTest {
       assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
       long token = ((AcquireResult.Granted) granted).fencingToken();
       try (Connection admin = DriverManager.getConnection(URL)) {
-        statements.endSession(admin, name, sessionIdOf(admin, name));
+        statements.endSession(admin, name, HeldSessions.idOf(URL, name));
       }
 
       CompletableFuture<AcquireResult> reentry = new CompletableFuture<>();
@@ -138,18 +136,6 @@ class HeldLocksReportOrderTest {
         assertThat(statements.recordHeld(c, name, token))
             .as("cleared by the thread that told the holds")
             .isFalse();
-      }
-    }
-  }
-
-  private static long sessionIdOf(Connection c, String name) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT session_id FROM " + TestDatabases.TABLE + "_held WHERE name = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        assertThat(rs.next()).isTrue();
-        return rs.getLong(1);
       }
     }
   }

@@ -59,7 +59,8 @@ class ServerEndedSessionTest {
       Lease held = holder.lock(name, options).tryAcquire().orElseThrow();
       if (renewed) {
         // Past the grant's own lease: only its renewals speak for it now.
-        Thread.sleep(LEASE.plusMillis(500).toMillis()); // lets renewals run: what is tested
+        // Time passing past the first lease, not synchronization: renewals must carry the lease.
+        Thread.sleep(LEASE.plusMillis(500).toMillis());
         assertThat(held.isValid()).isTrue();
       }
       HeldSessions.end(url, HeldSessions.idOf(url, name));
@@ -120,7 +121,8 @@ class ServerEndedSessionTest {
               .orElseThrow();
       assertThat(shorter.fencingToken()).isEqualTo(longer.fencingToken());
       HeldSessions.end(url, HeldSessions.idOf(url, name));
-      Thread.sleep(500); // the shorter hold's lease ends: what is tested
+      // Time passing, not synchronization: the shorter hold's 300 ms lease must be over.
+      Thread.sleep(500);
 
       Optional<Lease> second = stranger.lock(name).tryAcquire();
       boolean longerTrusted = longer.isValid();
