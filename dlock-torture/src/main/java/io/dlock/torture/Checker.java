@@ -157,8 +157,11 @@ final class Checker {
           fencedRejections += e.detail().contains(" rejected ") ? 1 : 0;
         }
         case FREAD -> fencedRejections += e.detail().contains(" rejected ") ? 1 : 0;
-        case RESTART_BEGIN -> restartBegin = e.nanos();
-        case RESTART_END ->
+          // A member cut off from the others is, to its clients, a server fault as a restart is:
+          // the
+          // ensemble elects, sessions move, and grants may wait for it.
+        case RESTART_BEGIN, MEMBER_CUT_BEGIN -> restartBegin = e.nanos();
+        case RESTART_END, MEMBER_CUT_END ->
             restartWindows.add(
                 new long[] {restartBegin, e.nanos() + settings.lease().toNanos() * 2});
         default -> {

@@ -53,6 +53,9 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
     /** A waiting client's connections cut (detail: its source), and healed. */
     WAITER_CUT_BEGIN,
     WAITER_CUT_END,
+    /** One member of the backend cut off from the others (detail: which), and healed. */
+    MEMBER_CUT_BEGIN,
+    MEMBER_CUT_END,
     /** The run's start and end. */
     RUN_BEGIN,
     RUN_END

@@ -31,6 +31,16 @@ enum Scenario {
           + " during or after the cut",
       false),
   /**
+   * Ensembles whose members each have a network of their own: one member (the leader, then a
+   * follower, in turn) cut off from the other members, silently, for twice the lease, then healed;
+   * clients still reach every member. A cut-off leader must stop granting, and the majority elects
+   * another; no two holders at once, tokens still in order.
+   */
+  MEMBER_PARTITION(
+      "one member (the leader, then a follower, in turn) cut off from the other members, not from"
+          + " its clients, for 2x the lease, then healed",
+      false),
+  /**
    * Idempotency stores only: replies of the store lost at random (the request reached the server,
    * the connection is reset before the answer gets back), about every 20 ms per client.
    */
@@ -90,7 +100,8 @@ enum Scenario {
     }
     throw new IllegalArgumentException(
         "scenario must be one of calm, kill, pause, short-pause, restart, partition, delay,"
-            + " clock-offset, waiter-partition, force-release, dropped-replies; got '"
+            + " clock-offset, waiter-partition, member-partition, force-release, dropped-replies;"
+            + " got '"
             + id
             + "'");
   }

@@ -57,6 +57,27 @@ interface Target extends AutoCloseable {
     return Scenario.SOAK;
   }
 
+  /**
+   * Whether {@link #cutMember} can cut one of the backend's servers off from the others (not from
+   * their clients): an ensemble whose members each have a network of their own.
+   */
+  default boolean membersPartitionable() {
+    return false;
+  }
+
+  /**
+   * Cuts one member off from the other members, silently, until {@link #healMembers}; says which,
+   * for the history.
+   */
+  default String cutMember() {
+    throw new UnsupportedOperationException(name() + " has no members to cut off from each other");
+  }
+
+  /** Ends the cut of {@link #cutMember}; says what the members were doing, for the history. */
+  default String healMembers() {
+    throw new UnsupportedOperationException(name() + " has no members to cut off from each other");
+  }
+
   /** Restarts the backend as its scenario says (the whole server, or one member); blocks. */
   void restart();
 
@@ -68,6 +89,25 @@ interface Target extends AutoCloseable {
 
   /** Names the MariaDB the mariadb targets run on (CI: the machine's). */
   String MARIADB_VARIABLE = "DLOCK_TEST_MYSQL_URL";
+
+  /**
+   * Why target {@code name} cannot run on this machine (its server is not named, or what it needs
+   * is missing), or empty if it can.
+   */
+  static java.util.Optional<String> unavailableReason(String name) {
+    if (name.startsWith("mariadb")) {
+      String named = System.getenv(MARIADB_VARIABLE);
+      if (named == null || named.isBlank()) {
+        return java.util.Optional.of(
+            MARIADB_VARIABLE
+                + " names no MariaDB (e.g. jdbc:mariadb://127.0.0.1:3306/test?user=root)");
+      }
+    }
+    if (name.equals(ZooKeeperNetnsTarget.NAME)) {
+      return ZooKeeperNetnsTarget.unavailableReason();
+    }
+    return java.util.Optional.empty();
+  }
 
   private static String env(String name) {
     String value = System.getenv(name);
@@ -96,6 +136,7 @@ interface Target extends AutoCloseable {
       case "redis-external" -> ExternalTarget.redis(env("DLOCK_TEST_REDIS_URI"));
       case "postgres-external" -> ExternalTarget.postgres(env("DLOCK_TEST_POSTGRES_URL"));
       case "zookeeper" -> new ZooKeeperTarget();
+      case ZooKeeperNetnsTarget.NAME -> new ZooKeeperNetnsTarget();
       case "redlock" -> new RedlockTarget();
       case "idempotency-redis" -> new IdempotencyTarget("redis", false);
       case "idempotency-postgres" -> new IdempotencyTarget("postgres", false);
@@ -108,7 +149,8 @@ interface Target extends AutoCloseable {
       case "mariadb-row" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "row");
       default ->
           throw new IllegalArgumentException(
-              "target must be redis, redlock, zookeeper, postgres, postgres-session, postgres-row,"
+              "target must be redis, redlock, zookeeper, zookeeper-netns (members in network"
+                  + " namespaces of their own), postgres, postgres-session, postgres-row,"
                   + " mariadb, mariadb-session, mariadb-row (the MariaDB named by"
                   + " DLOCK_TEST_MYSQL_URL), <redis|redlock|zookeeper|postgres>-owner-id,"
                   + " idempotency-redis, idempotency-postgres, idempotency-redis-fresh-ids (its"

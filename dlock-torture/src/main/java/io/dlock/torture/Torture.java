@@ -30,7 +30,7 @@ public final class Torture implements Callable<Integer> {
 
   /** Every target a soak runs when none are named. */
   static final String DEFAULT_TARGETS =
-      "redis,zookeeper,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id,"
+      "redis,zookeeper,zookeeper-netns,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id,"
           + "postgres-session,postgres-row,mariadb,mariadb-session,mariadb-row,redlock,"
           + "idempotency-redis,idempotency-postgres";
 
@@ -40,7 +40,9 @@ public final class Torture implements Callable<Integer> {
       defaultValue = DEFAULT_TARGETS,
       description =
           "Targets (backends and their modes), comma-separated (default: ${DEFAULT-VALUE}). A"
-              + " backend name alone is its default mode; <backend>-owner-id shares owner ids"
+              + " backend name alone is its default mode; zookeeper-netns runs each member in a network"
+              + " namespace of its own, to cut members off from each other (needs root; skipped"
+              + " without); <backend>-owner-id shares owner ids"
               + " between worker processes (redis, redlock, zookeeper, postgres);"
               + " postgres-session, postgres-row and mariadb[-session|-row] are dlock-jdbc's modes"
               + " (mariadb: the server named by DLOCK_TEST_MYSQL_URL, skipped without it); redlock"
@@ -59,7 +61,7 @@ public final class Torture implements Callable<Integer> {
           "Scenarios, comma-separated; each target runs those that apply to it (default: each"
               + " target's own: calm, kill, pause, short-pause, restart, partition, delay,"
               + " clock-offset for a backend's default mode; force-release, partition, kill,"
-              + " pause for owner ids).")
+              + " pause for owner ids; member-partition for zookeeper-netns).")
   List<String> scenarios;
 
   @Option(
@@ -139,16 +141,12 @@ public final class Torture implements Callable<Integer> {
       Path dir,
       java.util.function.Consumer<String> progress)
       throws InterruptedException {
-    String jar = System.getProperty("dlock.torture.jar", System.getProperty("java.class.path"));
+    String jar = classpath();
     List<RunResult> results = new ArrayList<>();
     for (String backend : backends) {
-      if (backend.startsWith("mariadb") && blank(System.getenv(Target.MARIADB_VARIABLE))) {
-        progress.accept(
-            "dlock-torture: "
-                + backend
-                + " skipped: "
-                + Target.MARIADB_VARIABLE
-                + " names no MariaDB (e.g. jdbc:mariadb://127.0.0.1:3306/test?user=root)");
+      java.util.Optional<String> unavailable = Target.unavailableReason(backend);
+      if (unavailable.isPresent()) {
+        progress.accept("dlock-torture: " + backend + " skipped: " + unavailable.get());
         continue;
       }
       progress.accept("dlock-torture: starting " + backend);
@@ -182,8 +180,9 @@ public final class Torture implements Callable<Integer> {
     return results;
   }
 
-  private static boolean blank(String value) {
-    return value == null || value.isBlank();
+  /** The class path of the processes a run starts (workers, servers): this jar's, or the tests'. */
+  static String classpath() {
+    return System.getProperty("dlock.torture.jar", System.getProperty("java.class.path"));
   }
 
   /** Scenarios that need a mode run only on targets in that mode. */
@@ -194,6 +193,7 @@ public final class Torture implements Callable<Integer> {
     return switch (scenario) {
       case FORCE_RELEASE -> target.sharedOwnerIds();
       case DROPPED_REPLIES -> false;
+      case MEMBER_PARTITION -> target.membersPartitionable();
       default -> true;
     };
   }

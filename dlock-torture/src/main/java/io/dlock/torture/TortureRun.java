@@ -93,6 +93,7 @@ final class TortureRun {
         waiter.close();
         waiterProxies.forEach(TcpProxy::close);
       }
+      probeProxies.forEach(TcpProxy::close);
       probeThreads.shutdownNow();
       registers.close();
     }
@@ -172,6 +173,19 @@ final class TortureRun {
         afterFault();
       }
       case WAITER_PARTITION -> waiterPartition(probe);
+      case MEMBER_PARTITION -> {
+        String cut = target.cutMember();
+        faults.append(Event.Kind.MEMBER_CUT_BEGIN, "-", 0, cut);
+        faultsInjected++;
+        String healed;
+        try {
+          calm(lease.multipliedBy(2)); // the partition itself
+        } finally {
+          healed = target.healMembers();
+        }
+        faults.append(Event.Kind.MEMBER_CUT_END, "-", 0, healed);
+        afterFault();
+      }
       case FORCE_RELEASE -> {
         Optional<Map.Entry<String, String>> victim = victim();
         if (victim.isEmpty()) {
@@ -376,10 +390,13 @@ final class TortureRun {
     return probeLog;
   }
 
+  /** The probe's own proxies, never faulted: a URI names servers by loopback port only. */
+  private List<TcpProxy> probeProxies = List.of();
+
   private LockClient connectProbe() {
-    List<Integer> ports = target.servers().stream().map(InetSocketAddress::getPort).toList();
+    probeProxies = target.servers().stream().map(TcpProxy::new).toList();
     return LockClients.connect(
-        target.uri(ports),
+        target.uri(probeProxies.stream().map(TcpProxy::port).toList()),
         target.properties(settings.lease()),
         LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
   }

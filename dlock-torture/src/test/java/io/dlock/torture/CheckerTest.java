@@ -210,6 +210,23 @@ class CheckerTest {
   }
 
   @Test
+  void aLossWhileAMemberIsCutOffFromTheOthers_isNotSpurious_butTwoHoldersStillFail() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(100, "faults", Kind.MEMBER_CUT_BEGIN, "-", 0, "member 3 (the leader) cut off");
+    at(1_500, "w1", Kind.LOST, "a", 1, "SESSION_EXPIRED");
+    at(1_501, "w1", Kind.RELEASING, "a", 1, "");
+    at(1_502, "w1", Kind.RELEASED, "a", 1, "false");
+    hold("w2", "b", 7, 200, 3_000, 0);
+    hold("w3", "b", 8, 2_000, 2_500, 1); // while w2 holds b: no fault excuses that
+    at(4_100, "faults", Kind.MEMBER_CUT_END, "-", 0, "healed");
+    RunResult result = check(Scenario.MEMBER_PARTITION, 1);
+    assertThat(result.losses()).isEqualTo(1);
+    assertThat(result.spuriousLosses()).isZero();
+    assertThat(result.overlaps()).isEqualTo(1);
+    assertThat(result.failures()).anyMatch(f -> f.contains("overlapping"));
+  }
+
+  @Test
   void aHolderCutOffAndNeverTold_fails() {
     at(0, "w1", Kind.GRANT, "a", 1, "");
     at(100, "faults", Kind.CUT_BEGIN, "a", 0, "w1");
