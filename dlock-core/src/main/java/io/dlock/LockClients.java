@@ -49,9 +49,15 @@ public final class LockClients {
                 : "supported: " + String.join(", ", known)));
   }
 
-  /** The URI with any password replaced by {@code ***}, for messages. */
+  /**
+   * The URI (a backend URI, a JDBC URL) with every secret it may carry replaced by {@code ***}, for
+   * messages and logs: the password of {@code user:password@}, a lone {@code secret@} (Redis's
+   * password-only form; a lone user name is hidden with it), and the value of any parameter whose
+   * name ends in {@code password} ({@code password=}, {@code digest.password=}).
+   */
   public static String redact(String uri) {
     return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@")
+        .replaceAll("://[^:@/]+@", "://***@")
         .replaceAll("(?i)(password=)[^&;]*", "$1***");
   }
 }

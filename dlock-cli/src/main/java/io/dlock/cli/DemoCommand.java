@@ -1,5 +1,6 @@
 package io.dlock.cli;
 
+import io.dlock.LockClients;
 import io.dlock.testkit.server.RedisServerProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -75,7 +76,7 @@ final class DemoCommand implements Callable<Integer> {
       uri = embedded.uri();
       out.println("Backend: embedded redis-server on " + uri + " (" + embedded.binary() + ")");
     } else {
-      out.println("Backend: " + io.dlock.LockClients.redact(uri));
+      out.println("Backend: " + LockClients.redact(uri));
     }
     try {
       out.printf(

@@ -2,6 +2,7 @@ package io.dlock.core;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockException;
+import io.dlock.spi.Failures;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -55,12 +56,8 @@ final class BackendCalls {
     }
   }
 
-  static LockException translate(Throwable cause, String operation, String backend) {
-    if (cause instanceof ExecutionException || cause instanceof CompletionException) {
-      if (cause.getCause() != null) {
-        return translate(cause.getCause(), operation, backend);
-      }
-    }
+  static LockException translate(Throwable failure, String operation, String backend) {
+    Throwable cause = Failures.unwrap(failure);
     if (cause instanceof LockException lockException) {
       return lockException;
     }

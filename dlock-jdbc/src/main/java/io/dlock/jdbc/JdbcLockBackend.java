@@ -6,6 +6,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
+import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
@@ -322,7 +323,7 @@ public final class JdbcLockBackend implements LockBackend {
           "Cannot connect to the lock database at "
               + settings.describeTarget()
               + ": "
-              + rootMessage(e),
+              + Failures.describe(e),
           e);
     }
   }
@@ -670,15 +671,8 @@ public final class JdbcLockBackend implements LockBackend {
   }
 
   private static String describe(SQLException e) {
-    return rootMessage(e) + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]");
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
+    return Failures.describe(e)
+        + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]");
   }
 
   private static void closeQuietly(@Nullable HikariDataSource pool) {

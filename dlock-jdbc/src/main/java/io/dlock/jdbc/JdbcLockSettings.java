@@ -1,5 +1,6 @@
 package io.dlock.jdbc;
 
+import io.dlock.LockClients;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -110,7 +111,7 @@ public final class JdbcLockSettings {
     Objects.requireNonNull(url, "url");
     if (!url.startsWith("jdbc:")) {
       throw new IllegalArgumentException(
-          "url must be a JDBC URL starting with jdbc:, but was '" + redact(url) + "'");
+          "url must be a JDBC URL starting with jdbc:, but was '" + LockClients.redact(url) + "'");
     }
     Copy c = new Copy();
     c.url = url;
@@ -322,12 +323,7 @@ public final class JdbcLockSettings {
 
   /** Where the locks are, without any password: for messages and logs. */
   public String describeTarget() {
-    return url != null ? redact(url) : "DataSource " + dataSource.getClass().getName();
-  }
-
-  static String redact(String url) {
-    return url.replaceAll("(?i)(password=)[^&;]*", "$1***")
-        .replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+    return url != null ? LockClients.redact(url) : "DataSource " + dataSource.getClass().getName();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.dlock.redis;
 
+import io.dlock.spi.Failures;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -8,7 +9,6 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * A Lua script kept as a resource, called by its SHA-1 with keys and values always passed as KEYS
@@ -53,7 +53,7 @@ final class LuaScript {
               if (error == null) {
                 return CompletableFuture.completedFuture(result);
               }
-              Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+              Throwable cause = Failures.unwrap(error);
               if (cause instanceof RedisNoScriptException) {
                 return commands
                     .scriptLoad(source)

@@ -1,6 +1,7 @@
 package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.spi.Failures;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -174,17 +175,8 @@ final class RedisConnections {
   }
 
   private static BackendUnavailableException unreachable(RedisLockSettings settings, Exception e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
     return new BackendUnavailableException(
-        "Cannot connect to Redis at "
-            + settings.redactedUri()
-            + ": "
-            + e.getMessage()
-            + (root == e ? "" : " (" + root.getMessage() + ")"),
-        e);
+        "Cannot connect to Redis at " + settings.redactedUri() + ": " + Failures.describe(e), e);
   }
 
   void close() {

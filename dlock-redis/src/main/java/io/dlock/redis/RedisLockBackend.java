@@ -3,6 +3,7 @@ package io.dlock.redis;
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
@@ -407,8 +408,7 @@ public final class RedisLockBackend implements LockBackend {
   }
 
   private CompletionException unavailable(String operation, Throwable error) {
-    Throwable cause =
-        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    Throwable cause = Failures.unwrap(error);
     if (cause instanceof RedisCommandExecutionException) {
       // The server answered with an error: a bug or a misconfiguration, not an outage; say which.
       log.error("Redis refused '{}': {}", operation, cause.getMessage());
@@ -420,15 +420,7 @@ public final class RedisLockBackend implements LockBackend {
                 + " did not complete '"
                 + operation
                 + "': "
-                + rootMessage(cause),
+                + Failures.describe(cause),
             cause));
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
   }
 }

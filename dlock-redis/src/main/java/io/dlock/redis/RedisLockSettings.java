@@ -1,5 +1,6 @@
 package io.dlock.redis;
 
+import io.dlock.LockClients;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -63,7 +64,7 @@ public final class RedisLockSettings {
           "uri must start with one of "
               + String.join(", ", SCHEMES)
               + ", but was '"
-              + redact(uri)
+              + LockClients.redact(uri)
               + "'");
     }
     return new RedisLockSettings(
@@ -186,12 +187,7 @@ public final class RedisLockSettings {
 
   /** The URI without its password, for messages and logs. */
   public String redactedUri() {
-    return redact(uri);
-  }
-
-  static String redact(String uri) {
-    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@")
-        .replaceAll("://([^:@/]+)@", "://***@");
+    return LockClients.redact(uri);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.LockClients;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +40,7 @@ final class RedlockMaster {
   }
 
   String redactedUri() {
-    return RedisLockSettings.redact(uri);
+    return LockClients.redact(uri);
   }
 
   boolean isConnected() {

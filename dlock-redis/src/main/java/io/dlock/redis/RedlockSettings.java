@@ -1,5 +1,6 @@
 package io.dlock.redis;
 
+import io.dlock.LockClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +37,7 @@ public final class RedlockSettings {
       if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
         throw new IllegalArgumentException(
             "each of uris must be redis:// or rediss://, but one was '"
-                + RedisLockSettings.redact(uri)
+                + LockClients.redact(uri)
                 + "'");
       }
     }
@@ -55,7 +56,7 @@ public final class RedlockSettings {
     if (!tls && !uri.startsWith("redlock://")) {
       throw new IllegalArgumentException(
           "uri must start with redlock:// or redlocks://, but was '"
-              + RedisLockSettings.redact(uri)
+              + LockClients.redact(uri)
               + "'");
     }
     String rest = uri.substring(uri.indexOf("://") + 3);

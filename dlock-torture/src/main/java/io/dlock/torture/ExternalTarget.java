@@ -1,5 +1,6 @@
 package io.dlock.torture;
 
+import io.dlock.LockClients;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +31,7 @@ final class ExternalTarget implements Target {
     Matcher m = HOST_PORT.matcher(uri);
     if (!m.find()) {
       throw new IllegalArgumentException(
-          "external server URI must name host:port after //, got " + redact(uri));
+          "external server URI must name host:port after //, got " + LockClients.redact(uri));
     }
     String host = m.group(1).replace("[", "").replace("]", "");
     this.server = new InetSocketAddress(host, Integer.parseInt(m.group(2)));
@@ -101,9 +102,5 @@ final class ExternalTarget implements Target {
   @Override
   public void close() {
     // not ours
-  }
-
-  private static String redact(String uri) {
-    return io.dlock.LockClients.redact(uri);
   }
 }

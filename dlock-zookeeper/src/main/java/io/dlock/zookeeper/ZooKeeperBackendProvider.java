@@ -1,6 +1,7 @@
 package io.dlock.zookeeper;
 
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
 import java.util.Locale;
@@ -51,20 +52,20 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
   static ZooKeeperLockSettings settings(String uri, Map<String, String> properties) {
     if (!uri.regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
       throw new IllegalArgumentException(
-          "a ZooKeeper URI starts with zk://, but was '" + shown(uri) + "'");
+          "a ZooKeeper URI starts with zk://, but was '" + LockClients.redact(uri) + "'");
     }
     String rest = uri.substring(SCHEME.length());
     if (rest.contains("?") || rest.contains("#")) {
       throw new IllegalArgumentException(
           "a ZooKeeper URI has no query or fragment (settings go in properties): '"
-              + shown(uri)
+              + LockClients.redact(uri)
               + "'");
     }
     if (rest.contains("@")) {
       throw new IllegalArgumentException(
           "a ZooKeeper URI holds no credentials; give digest.user and digest.password as"
               + " properties: '"
-              + shown(uri)
+              + LockClients.redact(uri)
               + "'");
     }
     int slash = rest.indexOf('/');
@@ -104,7 +105,7 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
       return ZooKeeperLockSettings.fromProperties(settings, "");
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "ZooKeeper URI '" + shown(uri) + "': " + e.getMessage(), e);
+          "ZooKeeper URI '" + LockClients.redact(uri) + "': " + e.getMessage(), e);
     }
   }
 
@@ -112,7 +113,9 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
   private static String connectString(String hosts, String uri) {
     if (hosts.isEmpty()) {
       throw new IllegalArgumentException(
-          "a ZooKeeper URI names at least one host:port after zk://, but was '" + shown(uri) + "'");
+          "a ZooKeeper URI names at least one host:port after zk://, but was '"
+              + LockClients.redact(uri)
+              + "'");
     }
     StringBuilder out = new StringBuilder(hosts.length() + 8);
     for (String member : hosts.split(",", -1)) {
@@ -122,13 +125,17 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
         int close = member.indexOf(']');
         if (close < 0) {
           throw new IllegalArgumentException(
-              "unclosed '[' in ZooKeeper host '" + member + "' of '" + shown(uri) + "'");
+              "unclosed '[' in ZooKeeper host '"
+                  + member
+                  + "' of '"
+                  + LockClients.redact(uri)
+                  + "'");
         }
         host = member.substring(0, close + 1);
         String after = member.substring(close + 1);
         if (!after.isEmpty() && !after.startsWith(":")) {
           throw new IllegalArgumentException(
-              "expected ':port' after '" + host + "' in '" + shown(uri) + "'");
+              "expected ':port' after '" + host + "' in '" + LockClients.redact(uri) + "'");
         }
         port = after.isEmpty() ? "" : after.substring(1);
       } else {
@@ -145,7 +152,7 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
             "invalid ZooKeeper host '"
                 + (member.isEmpty() ? "(empty)" : member)
                 + "' in '"
-                + shown(uri)
+                + LockClients.redact(uri)
                 + "': expected host:port[,host:port...]");
       }
       int portNumber;
@@ -156,7 +163,13 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
       }
       if (portNumber < 1 || portNumber > 65535) {
         throw new IllegalArgumentException(
-            "invalid port '" + port + "' for ZooKeeper host " + host + " in '" + shown(uri) + "'");
+            "invalid port '"
+                + port
+                + "' for ZooKeeper host "
+                + host
+                + " in '"
+                + LockClients.redact(uri)
+                + "'");
       }
       if (out.length() > 0) {
         out.append(',');
@@ -164,9 +177,5 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
       out.append(host.toLowerCase(Locale.ROOT)).append(':').append(portNumber);
     }
     return out.toString();
-  }
-
-  private static String shown(String uri) {
-    return io.dlock.LockClients.redact(uri);
   }
 }

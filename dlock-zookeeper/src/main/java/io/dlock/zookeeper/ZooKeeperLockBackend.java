@@ -4,6 +4,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
+import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
@@ -1921,10 +1922,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   /** What a call's future fails with: the backend's own exceptions as they are, others mapped. */
   private Throwable failure(String operation, Throwable failure) {
-    Throwable cause =
-        failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-            ? failure.getCause()
-            : failure;
+    Throwable cause = Failures.unwrap(failure);
     if (cause instanceof BackendUnavailableException || cause instanceof IllegalStateException) {
       return cause;
     }
