@@ -10,9 +10,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Makes JDBC backends from {@code jdbc:postgresql:}, {@code jdbc:mariadb:}, {@code jdbc:mysql:} and
  * {@code jdbc:h2:} URLs for {@link io.dlock.LockClients}; the backend pools its own connections.
- * Properties: {@code user} and {@code password} (replacing any in the URL), {@code mode} ({@code
- * lease-row}, the default, {@code session} or {@code row}), {@code table}, {@code createSchema}
- * ({@code true} or {@code false}).
+ * Properties: {@code username} and {@code password} (replacing any in the URL), {@code mode}
+ * ({@code lease-row}, the default, {@code session} or {@code row}), {@code table}, {@code
+ * createSchema} ({@code true} or {@code false}).
  */
 public final class JdbcBackendProvider implements LockBackendProvider {
   private static final String[] PREFIXES = {
@@ -56,7 +56,11 @@ public final class JdbcBackendProvider implements LockBackendProvider {
     if (createSchema != null) {
       settings = settings.withCreateSchema(bool("createSchema", createSchema));
     }
-    String user = properties.get("user");
+    if (properties.containsKey("user")) {
+      throw new IllegalArgumentException(
+          "property user is spelled username now, as on every backend");
+    }
+    String user = properties.get("username");
     String password = properties.get("password");
     if (password != null) {
       if (user == null) {
@@ -64,7 +68,7 @@ public final class JdbcBackendProvider implements LockBackendProvider {
       }
       if (user == null) {
         throw new IllegalArgumentException(
-            "user must be given (as a property or user= in the URL) when password is");
+            "username must be given (as a property, or user= in the URL) when password is");
       }
       settings = settings.withCredentials(user, password.toCharArray());
     } else if (user != null) {

@@ -40,7 +40,7 @@ class JdbcBackendProviderTest {
             "table", TestDatabases.TABLE,
             "createSchema", "true",
             "mode", "session",
-            "user", user,
+            "username", user,
             "password", "");
     try (LockClient client = LockClients.connect(withoutUser, props, options());
         LockClient other = LockClients.connect(withoutUser, props, options())) {
@@ -62,6 +62,11 @@ class JdbcBackendProviderTest {
             () -> LockClients.connect(TestDatabases.H2_URL, with("createSchema", "yes"), options()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("createSchema must be true or false");
+    // One spelling of each key on every backend: the old JDBC-only key is refused, not ignored.
+    assertThatThrownBy(
+            () -> LockClients.connect(TestDatabases.H2_URL, with("user", "app"), options()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("user is spelled username");
     assertThat(new JdbcBackendProvider().supports("jdbc:oracle:thin:@x")).isFalse();
     assertThat(new JdbcBackendProvider().supports("jdbc:mysql://x/y")).isTrue();
   }

@@ -17,8 +17,8 @@ import java.util.Properties;
  * <p>Properties, never part of the URI: {@code sessionTimeout} and {@code connectionTimeout}
  * (ISO-8601 such as {@code PT10S}, or milliseconds), {@code ownerIdsSharedAcrossClients} and {@code
  * followEnsembleChanges} ({@code true} or {@code false}, the default), {@code acl} ({@code open},
- * {@code digest} or {@code sasl}), {@code digest.user} and {@code digest.password} (or {@code
- * username} and {@code password}, which imply {@code acl=digest}). Unknown keys are ignored.
+ * {@code digest} or {@code sasl}), {@code username} and {@code password} (the same keys as every
+ * backend's; given without {@code acl}, they mean {@code acl=digest}). Unknown keys are ignored.
  *
  * <p>The backend connects before {@link #connect} returns, as {@link
  * ZooKeeperLockBackend#connect(ZooKeeperLockSettings)} does: it fails with {@link
@@ -63,8 +63,7 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
     }
     if (rest.contains("@")) {
       throw new IllegalArgumentException(
-          "a ZooKeeper URI holds no credentials; give digest.user and digest.password as"
-              + " properties: '"
+          "a ZooKeeper URI holds no credentials; give username and password as properties: '"
               + LockClients.redact(uri)
               + "'");
     }
@@ -82,8 +81,10 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
           "sessionTimeout",
           "connectionTimeout",
           "acl",
-          "digest.user",
-          "digest.password",
+          "username",
+          "password",
+          ZooKeeperLockSettings.RENAMED_USER,
+          ZooKeeperLockSettings.RENAMED_PASSWORD,
           "followEnsembleChanges",
           "ownerIdsSharedAcrossClients"
         }) {
@@ -91,15 +92,6 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
       if (value != null) {
         settings.setProperty(key, value);
       }
-    }
-    String password = properties.get("password");
-    if (password != null && !settings.containsKey("digest.password")) {
-      settings.setProperty("digest.password", password);
-      String user = properties.get("username");
-      if (user != null) {
-        settings.setProperty("digest.user", user);
-      }
-      settings.putIfAbsent("acl", "digest");
     }
     try {
       return ZooKeeperLockSettings.fromProperties(settings, "");

@@ -91,12 +91,18 @@ public final class ZooKeeperLockSettings {
         false);
   }
 
+  /** Keys of earlier versions, refused with their new spelling rather than ignored. */
+  static final String RENAMED_USER = "digest.user";
+
+  static final String RENAMED_PASSWORD = "digest.password";
+
   /**
    * Reads settings from properties, so that credentials live in configuration, not in code. Keys,
    * after {@code prefix}: {@code connectString} (required), {@code rootPath}, {@code
    * sessionTimeout} and {@code connectionTimeout} (ISO-8601 such as {@code PT10S}, or
-   * milliseconds), {@code acl} ({@code open}, {@code digest} or {@code sasl}), {@code digest.user}
-   * and {@code digest.password}, {@code followEnsembleChanges} and {@code
+   * milliseconds), {@code acl} ({@code open}, {@code digest} or {@code sasl}; {@code digest} when
+   * credentials are given without it), {@code username} and {@code password} (the digest
+   * credentials: the same keys as every backend's), {@code followEnsembleChanges} and {@code
    * ownerIdsSharedAcrossClients} ({@code true} or {@code false}).
    *
    * @throws IllegalArgumentException naming the key if a value is missing or invalid
@@ -129,23 +135,33 @@ public final class ZooKeeperLockSettings {
     if (share != null) {
       settings = settings.withOwnerIdsSharedAcrossClients(share);
     }
-    String acl = properties.getProperty(prefix + "acl", "open").trim().toLowerCase(Locale.ROOT);
+    for (String renamed : new String[] {RENAMED_USER, RENAMED_PASSWORD}) {
+      if (properties.getProperty(prefix + renamed) != null) {
+        throw new IllegalArgumentException(
+            prefix
+                + renamed
+                + " is spelled "
+                + prefix
+                + (renamed.equals(RENAMED_USER) ? "username" : "password")
+                + " now, as on every backend");
+      }
+    }
+    String user = properties.getProperty(prefix + "username");
+    String password = properties.getProperty(prefix + "password");
+    String acl =
+        properties
+            .getProperty(prefix + "acl", user == null && password == null ? "open" : "digest")
+            .trim()
+            .toLowerCase(Locale.ROOT);
     switch (acl) {
       case "open":
         return settings;
       case "sasl":
         return settings.withSaslAcl();
       case "digest":
-        String user = properties.getProperty(prefix + "digest.user");
-        String password = properties.getProperty(prefix + "digest.password");
         if (user == null || password == null) {
           throw new IllegalArgumentException(
-              prefix
-                  + "acl=digest needs "
-                  + prefix
-                  + "digest.user and "
-                  + prefix
-                  + "digest.password");
+              prefix + "acl=digest needs " + prefix + "username and " + prefix + "password");
         }
         return settings.withDigestAcl(user, password.toCharArray());
       default:

@@ -96,7 +96,13 @@ class ZooKeeperBackendProviderTest {
     assertThatThrownBy(
             () -> ZooKeeperBackendProvider.settings("zk://zk1:2181", Map.of("acl", "digest")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("digest.user");
+        .hasMessageContaining("acl=digest needs username and password");
+    assertThatThrownBy(
+            () ->
+                ZooKeeperBackendProvider.settings(
+                    "zk://zk1:2181", Map.of("digest.user", "app", "password", "s3cret")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("digest.user is spelled username now");
     // Through LockClients, so that the provider is found by the ServiceLoader.
     assertThatThrownBy(
             () -> LockClients.connect("zk://zk1:0/x", Map.of(), LockClientOptions.defaults()))
@@ -118,7 +124,7 @@ class ZooKeeperBackendProviderTest {
     try (LockClient client =
             LockClients.connect(
                 "zk://127.0.0.1:" + server.getPort() + root,
-                Map.of("digest.user", "app", "digest.password", "s3cret", "acl", "digest"),
+                Map.of("username", "app", "password", "s3cret"),
                 LockClientOptions.defaults());
         CuratorFramework admin = ZooKeeperTestServers.admin(server.getConnectString())) {
       try (Lease lease = client.lock("guarded").tryAcquire().orElseThrow()) {

@@ -69,8 +69,8 @@ class ZooKeeperLockSettingsTest {
     p.setProperty("zk.sessionTimeout", "PT10S");
     p.setProperty("zk.connectionTimeout", "2500");
     p.setProperty("zk.acl", "digest");
-    p.setProperty("zk.digest.user", "app");
-    p.setProperty("zk.digest.password", "secret");
+    p.setProperty("zk.username", "app");
+    p.setProperty("zk.password", "secret");
     ZooKeeperLockSettings settings = ZooKeeperLockSettings.fromProperties(p, "zk.");
     assertThat(settings.rootPath()).isEqualTo("/locks");
     assertThat(settings.sessionTimeout()).isEqualTo(Duration.ofSeconds(10));
