@@ -1,6 +1,7 @@
 package io.dlock;
 
 import io.dlock.core.CoreLockClient;
+import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,9 +14,22 @@ import java.util.ServiceLoader;
  * path: {@code redis://} and {@code rediss://} (dlock-redis), {@code zk://} (dlock-zookeeper),
  * {@code jdbc:...} (dlock-jdbc). Used by the command line and the Spring starter; applications may
  * use it too, or a backend's own factory.
+ *
+ * <p>{@link #create} puts a client over a backend made in code (a backend's settings, or a backend
+ * of your own implementing {@link LockBackend}): waiting, reentrancy, renewal, timeouts and loss
+ * signals are the same as for every built-in backend.
  */
 public final class LockClients {
   private LockClients() {}
+
+  /**
+   * A client over {@code backend}, made in code; closing the client closes the backend.
+   *
+   * @throws NullPointerException if {@code backend} or {@code options} is null
+   */
+  public static LockClient create(LockBackend backend, LockClientOptions options) {
+    return CoreLockClient.create(backend, options);
+  }
 
   /** A client for {@code uri} with default options. */
   public static LockClient connect(String uri) {

@@ -2,7 +2,7 @@ package io.dlock.jdbc;
 
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
-import io.dlock.core.CoreLockClient;
+import io.dlock.LockClients;
 import javax.sql.DataSource;
 
 /**
@@ -32,6 +32,6 @@ public final class JdbcLocks {
 
   /** A client with these JDBC settings and client options. */
   public static LockClient newClient(JdbcLockSettings settings, LockClientOptions options) {
-    return CoreLockClient.create(JdbcLockBackend.connect(settings), options);
+    return LockClients.create(JdbcLockBackend.connect(settings), options);
   }
 }

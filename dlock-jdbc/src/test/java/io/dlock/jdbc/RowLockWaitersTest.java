@@ -11,8 +11,8 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockTimeoutException;
-import io.dlock.core.CoreLockClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,7 +59,7 @@ class RowLockWaitersTest {
     int listening = waiterBackend.signalsReleases() ? 1 : 0;
     ExecutorService threads = Executors.newFixedThreadPool(6);
     try (LockClient holder = JdbcLocks.newClient(settings, LockClientOptions.defaults());
-        LockClient waiter = CoreLockClient.create(waiterBackend, LockClientOptions.defaults())) {
+        LockClient waiter = LockClients.create(waiterBackend, LockClientOptions.defaults())) {
       String name = "row-waiters-" + UUID.randomUUID();
       Lease held = holder.lock(name).tryAcquire().orElseThrow();
       Duration wait = Duration.ofMillis(300);

@@ -148,8 +148,7 @@ class SetupErrorsTest {
   void purgeDeletesOnlyRowsLongExpiredByTheDatabaseClock() throws Exception {
     try (JdbcLockBackend backend =
             JdbcLockBackend.connect(TestDatabases.settings(TestDatabases.H2_URL));
-        LockClient client =
-            io.dlock.core.CoreLockClient.create(backend, LockClientOptions.defaults())) {
+        LockClient client = io.dlock.LockClients.create(backend, LockClientOptions.defaults())) {
       String live = "purge-live-" + System.nanoTime();
       var held = client.lock(live).tryAcquire().orElseThrow();
       backend.purgeExpired(Duration.ZERO).get();

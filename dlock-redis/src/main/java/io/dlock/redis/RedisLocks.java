@@ -2,7 +2,7 @@ package io.dlock.redis;
 
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
-import io.dlock.core.CoreLockClient;
+import io.dlock.LockClients;
 
 /**
  * Creates lock clients on Redis.
@@ -30,6 +30,6 @@ public final class RedisLocks {
 
   /** A client with these Redis settings and client options. */
   public static LockClient newClient(RedisLockSettings settings, LockClientOptions options) {
-    return CoreLockClient.create(RedisLockBackend.connect(settings), options);
+    return LockClients.create(RedisLockBackend.connect(settings), options);
   }
 }

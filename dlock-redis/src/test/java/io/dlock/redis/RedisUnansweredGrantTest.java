@@ -8,8 +8,8 @@ import static org.awaitility.Awaitility.await;
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import io.dlock.testkit.net.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -35,13 +35,13 @@ class RedisUnansweredGrantTest {
     var server = RedisTestServers.embedded();
     slowPath = new TcpProxy(new InetSocketAddress("127.0.0.1", server.port()));
     slow =
-        CoreLockClient.create(
+        LockClients.create(
             RedisLockBackend.connect(
                 RedisLockSettings.of("redis://127.0.0.1:" + slowPath.port())
                     .withCommandTimeout(millis(300))),
             LockClientOptions.defaults().withOperationTimeout(millis(5000)));
     direct =
-        CoreLockClient.create(
+        LockClients.create(
             RedisLockBackend.connect(RedisLockSettings.of(server.uri())),
             LockClientOptions.defaults());
   }
@@ -88,7 +88,7 @@ class RedisUnansweredGrantTest {
   void anUndoSwallowedByASilentConnectionIsSentAgainAfterTheReconnect() throws Exception {
     slow.close();
     slow =
-        CoreLockClient.create(
+        LockClients.create(
             RedisLockBackend.connect(
                 RedisLockSettings.of("redis://127.0.0.1:" + slowPath.port())
                     .withCommandTimeout(millis(1000))),

@@ -9,8 +9,8 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import io.dlock.spi.AcquireResult;
 import io.dlock.testkit.net.TcpProxy;
 import io.dlock.testkit.server.RedisServerProcess;
@@ -50,7 +50,7 @@ class RedlockFaultTest {
 
   private LockClient client(List<RedisServerProcess> servers, Duration nodeTimeout) {
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             RedlockLockBackend.connect(
                 RedlockSettings.of(servers.stream().map(RedisServerProcess::uri).toList())
                     .withNodeTimeout(nodeTimeout)),
@@ -241,7 +241,7 @@ class RedlockFaultTest {
         }
       }
       LockClient client =
-          CoreLockClient.create(
+          LockClients.create(
               RedlockLockBackend.connect(RedlockSettings.of(uris).withNodeTimeout(nodeTimeout)),
               LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
       clients.add(client);

@@ -13,6 +13,7 @@ import io.dlock.LeaseLostEvent;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockNames;
 import io.dlock.LockOptions;
@@ -111,7 +112,7 @@ public abstract class LockContractTest {
   protected LockClient newClient(LockClientOptions options) {
     FaultyBackend backend = new FaultyBackend(newBackend());
     backends.add(backend);
-    LockClient client = CoreLockClient.create(backend, options);
+    LockClient client = LockClients.create(backend, options);
     clients.add(client);
     return client;
   }
@@ -547,7 +548,7 @@ public abstract class LockContractTest {
     try {
       LockBackend backend = newBackendForUnreachableServer();
       LockClient client =
-          CoreLockClient.create(
+          LockClients.create(
               backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(2)));
       clients.add(client);
       assertThatThrownBy(() -> client.lock(name("nowhere")).acquire(Duration.ofSeconds(3)))

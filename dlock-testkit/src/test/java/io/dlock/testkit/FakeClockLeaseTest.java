@@ -7,10 +7,10 @@ import io.dlock.Lease;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockLostException;
 import io.dlock.LockOptions;
 import io.dlock.MonotonicClock;
-import io.dlock.core.CoreLockClient;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -29,7 +29,7 @@ class FakeClockLeaseTest {
     // The backend's (server's) clock stands still; only the client's clock moves.
     InMemoryLockBackend backend = new InMemoryLockBackend(() -> 0L);
     try (LockClient client =
-        CoreLockClient.create(backend, LockClientOptions.defaults().withClock(fake))) {
+        LockClients.create(backend, LockClientOptions.defaults().withClock(fake))) {
       Lease lease =
           client
               .lock("fake-clock", LockOptions.defaults().withFixedLease(Duration.ofSeconds(30)))
@@ -62,10 +62,8 @@ class FakeClockLeaseTest {
     // release frees it there (owner-checked, in the background) instead of leaking it.
     InMemoryLockBackend backend = new InMemoryLockBackend(() -> 0L);
     try (LockClient client =
-            CoreLockClient.create(
-                backend.sharedView(), LockClientOptions.defaults().withClock(fake));
-        LockClient other =
-            CoreLockClient.create(backend.sharedView(), LockClientOptions.defaults())) {
+            LockClients.create(backend.sharedView(), LockClientOptions.defaults().withClock(fake));
+        LockClient other = LockClients.create(backend.sharedView(), LockClientOptions.defaults())) {
       Lease lease =
           client
               .lock("skew", LockOptions.defaults().withFixedLease(Duration.ofSeconds(10)))

@@ -10,6 +10,7 @@ import io.dlock.LeaseLostEvent;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.core.CoreLockClient;
 import java.time.Duration;
@@ -24,12 +25,11 @@ class SessionEventsTest {
   private final FaultyBackend backend = new FaultyBackend(memory);
 
   private LockClient client() {
-    return CoreLockClient.create(backend, LockClientOptions.defaults());
+    return LockClients.create(backend, LockClientOptions.defaults());
   }
 
   private boolean freeOnTheServer(String name) {
-    try (LockClient other =
-        CoreLockClient.create(memory.sharedView(), LockClientOptions.defaults())) {
+    try (LockClient other = LockClients.create(memory.sharedView(), LockClientOptions.defaults())) {
       return other.lock(name).tryAcquire().map(Lease::release).orElse(false);
     }
   }
@@ -131,7 +131,7 @@ class SessionEventsTest {
           }
         };
     FaultyBackend faulty = new FaultyBackend(slowReleases);
-    try (LockClient client = CoreLockClient.create(faulty, LockClientOptions.defaults())) {
+    try (LockClient client = LockClients.create(faulty, LockClientOptions.defaults())) {
       faulty.onNextGrant(sink -> sink.sessionLost("session expired"));
       Lease lease = client.lock("retry-after-undo").acquire(Duration.ofSeconds(5));
       assertThat(faulty.releaseCalls()).as("the lost grant was undone").isEqualTo(1);

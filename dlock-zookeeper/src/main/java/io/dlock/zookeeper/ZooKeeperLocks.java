@@ -2,7 +2,7 @@ package io.dlock.zookeeper;
 
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
-import io.dlock.core.CoreLockClient;
+import io.dlock.LockClients;
 import org.apache.curator.framework.CuratorFramework;
 
 /**
@@ -33,7 +33,7 @@ public final class ZooKeeperLocks {
 
   /** A client with these ZooKeeper settings and client options. */
   public static LockClient newClient(ZooKeeperLockSettings settings, LockClientOptions options) {
-    return CoreLockClient.create(ZooKeeperLockBackend.connect(settings), options);
+    return LockClients.create(ZooKeeperLockBackend.connect(settings), options);
   }
 
   /**
@@ -42,6 +42,6 @@ public final class ZooKeeperLocks {
    */
   public static LockClient newClient(
       CuratorFramework curator, String rootPath, LockClientOptions options) {
-    return CoreLockClient.create(ZooKeeperLockBackend.using(curator, rootPath), options);
+    return LockClients.create(ZooKeeperLockBackend.using(curator, rootPath), options);
   }
 }

@@ -10,8 +10,8 @@ import io.dlock.Lease;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import io.dlock.spi.AcquireResult;
 import io.dlock.testkit.ForwardingLockBackend;
 import io.dlock.testkit.net.TcpProxy;
@@ -76,7 +76,7 @@ class ZooKeeperConnectionChangeTest {
 
   private LockClient directClient() {
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             ZooKeeperLockBackend.connect(
                 ZooKeeperTestServers.settings(server.getConnectString(), root)),
             LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
@@ -112,7 +112,7 @@ class ZooKeeperConnectionChangeTest {
     curator.start();
     Observed backend = new Observed(ZooKeeperLockBackend.using(curator, root));
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
     closeables.add(client);
     String name = "first-call";
@@ -158,7 +158,7 @@ class ZooKeeperConnectionChangeTest {
             ZooKeeperTestServers.settings(proxy.address(), root)
                 .withSessionTimeout(Duration.ofSeconds(20)));
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
     closeables.add(client);
     String name = "lost-while-away";
@@ -197,7 +197,7 @@ class ZooKeeperConnectionChangeTest {
     ZooKeeperLockBackend waiterBackend =
         ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(proxy.address(), root));
     LockClient waiterClient =
-        CoreLockClient.create(
+        LockClients.create(
             waiterBackend,
             LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
     closeables.add(waiterClient);

@@ -10,8 +10,8 @@ import io.dlock.LeaseLostEvent;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import io.dlock.testkit.TestTiming;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -71,7 +71,7 @@ class ZooKeeperFaultTest {
     ZooKeeperLockBackend backend = ZooKeeperLockBackend.connect(settings);
     backends.add(backend);
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
     clients.add(client);
     return client;

@@ -8,8 +8,8 @@ import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -50,7 +50,7 @@ class ZooKeeperOwnerIdRegrantTest {
 
   private LockClient newClient() {
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             ZooKeeperLockBackend.connect(
                 ZooKeeperTestServers.settings(
                     ZooKeeperTestServers.single().getConnectString(), root)),

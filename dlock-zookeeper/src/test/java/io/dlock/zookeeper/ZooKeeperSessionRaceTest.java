@@ -9,8 +9,8 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import io.dlock.testkit.net.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -72,7 +72,7 @@ class ZooKeeperSessionRaceTest {
 
   private LockClient client(ZooKeeperLockBackend backend) {
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
     closeables.add(client);
     return client;

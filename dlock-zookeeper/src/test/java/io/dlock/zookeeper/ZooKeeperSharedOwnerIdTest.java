@@ -8,8 +8,8 @@ import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockOptions;
-import io.dlock.core.CoreLockClient;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.testkit.net.TcpProxy;
@@ -84,7 +84,7 @@ class ZooKeeperSharedOwnerIdTest {
 
   private LockClient client(ZooKeeperLockBackend backend) {
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
     closeables.add(client);
     return client;

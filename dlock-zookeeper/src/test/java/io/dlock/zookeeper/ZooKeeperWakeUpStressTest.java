@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockTimeoutException;
-import io.dlock.core.CoreLockClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +55,7 @@ class ZooKeeperWakeUpStressTest {
 
   private LockClient newClient(String root) {
     LockClient client =
-        CoreLockClient.create(
+        LockClients.create(
             ZooKeeperLockBackend.connect(
                 ZooKeeperTestServers.settings(
                     ZooKeeperTestServers.single().getConnectString(), root)),
