@@ -4,10 +4,16 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import org.HdrHistogram.Histogram;
 
-/** Numbers for the tables, and a series of per-round figures with its spread. */
+/** Rows and numbers for the Markdown tables, and a series of per-round figures with its spread. */
 final class Fmt {
   private Fmt() {}
+
+  /** One Markdown table row. */
+  static String row(String... cells) {
+    return "| " + String.join(" | ", cells) + " |\n";
+  }
 
   /** A figure with about 3 significant digits. */
   static String num(double v) {
@@ -29,6 +35,20 @@ final class Fmt {
 
   static String ratio(double v) {
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.2f", v);
+  }
+
+  /** A percentile of a histogram of nanoseconds, in microseconds. */
+  static String micros(Histogram h, double percentile) {
+    return h.getTotalCount() == 0 ? "n/a" : num(h.getValueAtPercentile(percentile) / 1e3);
+  }
+
+  /** A share of the rounds as {@code median% (min–max%)}. */
+  static String percent(Series s) {
+    if (s.isEmpty()) {
+      return "n/a";
+    }
+    return String.format(
+        Locale.ROOT, "%.0f%% (%.0f–%.0f%%)", s.median() * 100, s.min() * 100, s.max() * 100);
   }
 
   /** Per-round values of one figure. */

@@ -46,34 +46,42 @@ final class Scenarios {
   private Scenarios() {}
 
   /**
-   * Runs one scenario over all contenders.
+   * Runs one scenario over all contenders, with the rounds, segment and warm-up of {@code plan}.
    *
    * @param admins each contender's own Redis server, to count commands (empty for other backends)
    */
   static Map<Locker, Result> run(
-      Kind kind,
-      List<Locker> lockers,
-      Map<Locker, RedisAdmin> admins,
-      int threads,
-      int rounds,
-      Duration segment,
-      Duration warmup)
+      Kind kind, List<Locker> lockers, Map<Locker, RedisAdmin> admins, int threads, RunPlan plan)
       throws Exception {
     Map<Locker, Result> results = new LinkedHashMap<>();
     for (Locker locker : lockers) {
       results.put(locker, new Result(locker.name()));
-      segment(kind, locker, threads, warmup, null, null);
+      segment(kind, locker, threads, plan.warmup(), null, null);
     }
-    for (int round = 0; round < rounds; round++) {
+    for (int round = 0; round < plan.rounds(); round++) {
       List<Locker> order = new ArrayList<>(lockers);
       if (round % 2 == 1) {
         java.util.Collections.reverse(order);
       }
       for (Locker locker : order) {
-        segment(kind, locker, threads, segment, results.get(locker), admins.get(locker));
+        segment(kind, locker, threads, plan.segment(), results.get(locker), admins.get(locker));
       }
     }
     return results;
+  }
+
+  /** The paragraph that says how S3 is run and what its figures mean, for any backend's table. */
+  static String contendedIntro(RunPlan plan, String server) {
+    return plan.threads()
+        + " threads in two clients take turns on one key (no work inside the lock), "
+        + plan.rounds()
+        + " interleaved rounds of "
+        + plan.segment().toMillis()
+        + " ms, each contender on its own "
+        + server
+        + ". The hand-off gap runs from the holder's release call starting to the next holder's"
+        + " acquire returning (monotonic clock; never negative). Barging share: acquisitions by"
+        + " the thread that released just before.\n\n";
   }
 
   /** Shared by the workers of a contended segment: who released last, and when it started. */

@@ -35,7 +35,7 @@ class QuickModeIT {
     System.out.println(printed);
 
     assertThat(ok).isTrue();
-    for (String section : BenchmarkMain.SECTIONS) {
+    for (String section : MarkdownReport.SECTIONS) {
       assertThat(printed).as("section %s", section).contains(section);
       String body = sectionBody(printed, section);
       if (!body.startsWith("Skipped:")) {
