@@ -4,13 +4,11 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
-import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,8 +18,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -30,18 +26,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.retry.BoundedExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
-import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -85,11 +76,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Session changes.</b> A waiter's predecessor watch dies with its session, so waiters are
  * woken on session loss and on a new session and queue again ({@link WaiterWakeUps}).
+ *
+ * <p><b>Parts.</b> This class keeps the queue algorithm and the session handling; the requests on
+ * queue nodes are in {@link QueueNodes}, the per-key call order and worker threads in {@link
+ * OrderedCalls}, the lease ends in {@link LeaseEndTimer}, holds joined across clients of one owner
+ * id in {@link JoinedHolds}, and inspection and forced release in {@link LockAdministration}.
  */
 public final class ZooKeeperLockBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
   private static final AtomicInteger IDS = new AtomicInteger();
-  private static final int MAX_ROUNDS = 8;
+
+  /** How often a step is tried again when the queue or a node keeps changing under it. */
+  static final int MAX_ROUNDS = 8;
 
   /**
    * The retry bound of an attempt that ends without a watch set (the queue kept changing under it):
@@ -103,32 +101,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private final String description;
   private final ThreadPoolExecutor workers;
   private final ScheduledThreadPoolExecutor timer;
-  private final ConcurrentHashMap<Key, QueueEntry> entries = new ConcurrentHashMap<>();
-
-  /** Registered lease ends, earliest first; one timer task runs at the earliest (see tick). */
-  private final java.util.concurrent.ConcurrentSkipListSet<LeaseMark> leaseMarks =
-      new java.util.concurrent.ConcurrentSkipListSet<>();
-
-  private final AtomicLong leaseSeq = new AtomicLong();
-  private final long originNanos = System.nanoTime();
-  private final java.util.concurrent.locks.ReentrantLock tickLock =
-      new java.util.concurrent.locks.ReentrantLock();
-  private @Nullable ScheduledFuture<?> nextTick; // guarded by tickLock
-  private long nextTickAt; // guarded by tickLock
-
-  /**
-   * Holds this client counted on nodes of other sessions (owner ids shared across clients) when its
-   * own session ended: they are reported lost, but the count lives in the other session's node,
-   * which would otherwise keep the lock for that session's whole life. Taken back once connected
-   * again.
-   */
-  private final Set<TakeBack> takeBackAfterReconnect = ConcurrentHashMap.newKeySet();
+  private final ConcurrentHashMap<LockAndOwner, QueueEntry> entries = new ConcurrentHashMap<>();
+  private final ZooKeeperFailures failures;
+  private final QueueNodes nodes;
+  private final LeaseEndTimer leaseTimer;
+  private final OrderedCalls calls;
+  private final JoinedHolds joinedHolds;
+  private final LockAdministration administration;
 
   /** Waits whose clean-up failed for want of a connection: retried on reconnection. */
-  private final Set<Key> abandonAfterReconnect = ConcurrentHashMap.newKeySet();
-
-  /** The last pending call per key: calls of one owner on one lock run one after another. */
-  private final ConcurrentHashMap<Key, CompletableFuture<Void>> tails = new ConcurrentHashMap<>();
+  private final Set<LockAndOwner> abandonAfterReconnect = ConcurrentHashMap.newKeySet();
 
   private final ConcurrentHashMap<String, ReleaseListener> listeners = new ConcurrentHashMap<>();
   private final AtomicLong watchNotifications = new AtomicLong();
@@ -148,12 +130,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   /** Test seam: runs when a create's answer arrived, before its node is tracked or dropped. */
   private volatile java.util.function.@Nullable Consumer<String> beforeTracking;
-
-  /**
-   * Test seam: runs when a join of an owner id's hold has read the node, before it writes the new
-   * count.
-   */
-  private volatile java.util.function.@Nullable Consumer<String> beforeJoinWrite;
 
   /** See {@link ZooKeeperLockSettings#withOwnerIdsSharedAcrossClients}. */
   private final boolean shareOwnerIds;
@@ -184,12 +160,19 @@ public final class ZooKeeperLockBackend implements LockBackend {
             timer,
             Duration.ofMillis(client.getZookeeperClient().getConnectionTimeoutMs()),
             description);
-    this.sessionId = currentSessionId();
+    this.failures = new ZooKeeperFailures(client, description);
+    this.nodes = new QueueNodes(client, failures);
+    this.leaseTimer = new LeaseEndTimer(timer, this::leaseEnded);
+    this.calls = new OrderedCalls(workers, gate, closed::get, failures);
+    this.joinedHolds =
+        new JoinedHolds(client, nodes, leaseTimer, calls, failures, this::sharedNodeGone);
+    this.administration = new LockAdministration(client, paths, nodes, failures);
+    this.sessionId = nodes.currentSessionId();
     client.getConnectionStateListenable().addListener(connectionListener);
     // After the listener is added: a client that connects after this check reports CONNECTED to
     // the listener, which opens the gate; one connected before it is seen connected here.
     if (client.getZookeeperClient().isConnected()) {
-      sessionId = currentSessionId();
+      sessionId = nodes.currentSessionId();
       gate.open();
     }
   }
@@ -202,46 +185,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   public static ZooKeeperLockBackend connect(ZooKeeperLockSettings settings) {
     Objects.requireNonNull(settings, "settings");
-    CuratorFrameworkFactory.Builder builder =
-        CuratorFrameworkFactory.builder()
-            .connectString(settings.connectString())
-            .sessionTimeoutMs(toIntMillis(settings.sessionTimeout()))
-            .connectionTimeoutMs(toIntMillis(settings.connectionTimeout()))
-            .ensembleTracker(settings.followEnsembleChanges())
-            // Bounded: at most 3 retries, so a call never outlives the caller's bound by much.
-            .retryPolicy(
-                new BoundedExponentialBackoffRetry(
-                    50, Math.max(50, toIntMillis(settings.connectionTimeout()) / 4), 3));
-    char[] password = settings.digestPassword();
-    if (settings.aclMode() == ZooKeeperLockSettings.AclMode.DIGEST && password != null) {
-      byte[] auth =
-          (settings.digestUser() + ":" + new String(password)).getBytes(StandardCharsets.UTF_8);
-      java.util.Arrays.fill(password, '\0');
-      builder.authorization("digest", auth).aclProvider(creatorOnly());
-    } else if (settings.aclMode() == ZooKeeperLockSettings.AclMode.SASL) {
-      builder.aclProvider(creatorOnly());
-    }
-    CuratorFramework client = builder.build();
-    client.start();
-    boolean connected;
-    try {
-      connected =
-          client.blockUntilConnected(
-              toIntMillis(settings.connectionTimeout()), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      client.close();
-      throw new BackendUnavailableException(
-          "Interrupted while connecting to ZooKeeper at " + settings.connectString(), e);
-    }
-    if (!connected) {
-      client.close();
-      throw new BackendUnavailableException(
-          "No connection to ZooKeeper at "
-              + settings.connectString()
-              + " within "
-              + settings.connectionTimeout());
-    }
+    CuratorFramework client = CuratorClients.connect(settings);
     return new ZooKeeperLockBackend(
         client, true, settings.rootPath(), settings.ownerIdsSharedAcrossClients());
   }
@@ -256,24 +200,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
     Objects.requireNonNull(client, "client");
     return new ZooKeeperLockBackend(
         client, false, ZooKeeperLockSettings.requireValidRootPath(rootPath), false);
-  }
-
-  private static ACLProvider creatorOnly() {
-    return new ACLProvider() {
-      @Override
-      public List<ACL> getDefaultAcl() {
-        return ZooDefs.Ids.CREATOR_ALL_ACL;
-      }
-
-      @Override
-      public List<ACL> getAclForPath(String path) {
-        return ZooDefs.Ids.CREATOR_ALL_ACL;
-      }
-    };
-  }
-
-  private static int toIntMillis(Duration d) {
-    return (int) Math.min(Integer.MAX_VALUE, d.toMillis());
   }
 
   @Override
@@ -309,7 +235,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, String owner, Duration lease) {
-    Key key = new Key(lockName, owner);
+    LockAndOwner key = new LockAndOwner(lockName, owner);
     // On the caller's thread: the description names the thread that acquires.
     String description =
         LockPaths.description(System.currentTimeMillis(), HolderDescription.of(owner));
@@ -317,7 +243,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     WaiterWakeUps.Registration waiting = wakeUps.asked(lockName, owner);
     // The registration ends before the core sees the grant (and stops watching the lock).
     CompletableFuture<AcquireResult> answer = new CompletableFuture<>();
-    submitAsync(
+    calls
+        .submitAsync(
             key,
             "acquire '" + lockName + "'",
             true,
@@ -346,18 +273,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * previous call of the same key, and never blocks.
    */
   private CompletableFuture<AcquireResult> acquireFast(
-      Key key, long leaseNanos, String description) {
+      LockAndOwner key, long leaseNanos, String description) {
     QueueEntry entry = entries.computeIfAbsent(key, k -> new QueueEntry());
     String node = entry.node;
     if (entry.uncertain || entry.localHolds > 0 || !client.getZookeeperClient().isConnected()) {
       return acquireOnWorker(key, leaseNanos, description, null);
     }
-    String parent = paths.lockPath(key.lockName);
+    String parent = paths.lockPath(key.lockName());
     if (node != null) {
-      Prefetch prefetch = entry.prefetch;
+      PrefetchedListing prefetch = entry.prefetch;
       entry.prefetch = null;
       CompletableFuture<CuratorEvent> listing =
-          prefetch != null && prefetch.node.equals(node) ? prefetch.children : listAsync(parent);
+          prefetch != null && prefetch.node().equals(node)
+              ? prefetch.children()
+              : nodes.listAsync(parent);
       return listing
           .exceptionally(e -> null)
           .thenCompose(event -> decide(key, entry, node, event, leaseNanos, description));
@@ -372,12 +301,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
           .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
           .inBackground((c, event) -> created.complete(event))
           .forPath(
-              paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)),
+              paths.nodePrefix(key.lockName(), LockPaths.ownerKey(key.owner())),
               LockPaths.data(1, description));
     } catch (Exception e) {
       created.completeExceptionally(e);
     }
-    CompletableFuture<CuratorEvent> listing = listAsync(parent);
+    CompletableFuture<CuratorEvent> listing = nodes.listAsync(parent);
     return created
         .thenCombine(listing.exceptionally(e -> null), Map::entry)
         .thenCompose(
@@ -394,7 +323,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 // The session ended while the create was under way, and Curator retried it in
                 // the new session: nobody tracks this node, which would block the queue for as
                 // long as this client lives. Delete it and start over with a fresh entry.
-                deleteInBackground(path);
+                nodes.deleteInBackground(path);
                 return acquireOnWorker(key, leaseNanos, description, null);
               }
               return decide(key, entry, path, answers.getValue(), leaseNanos, description);
@@ -406,7 +335,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * was created); otherwise hands over to the blocking path, with the listing if it holds our node.
    */
   private CompletableFuture<AcquireResult> decide(
-      Key key,
+      LockAndOwner key,
       QueueEntry entry,
       String node,
       @Nullable CuratorEvent listing,
@@ -419,7 +348,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     int position = queue.indexOf(node.substring(node.lastIndexOf('/') + 1));
     if (position == 0 && node.equals(entry.node) && entry.localHolds == 0) {
       entry.localHolds = 1;
-      extendLease(key, entry, System.nanoTime() + leaseNanos);
+      leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
       return CompletableFuture.completedFuture(
           new AcquireResult.Granted(entry.czxid, entry.holdCount));
     }
@@ -429,9 +358,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   private CompletableFuture<AcquireResult> acquireOnWorker(
-      Key key, long leaseNanos, String description, @Nullable List<String> listing) {
-    return onWorker(
-        "acquire '" + key.lockName + "'",
+      LockAndOwner key, long leaseNanos, String description, @Nullable List<String> listing) {
+    return calls.onWorker(
+        "acquire '" + key.lockName() + "'",
         () -> withEntry(key, true, e -> acquire(key, e, leaseNanos, description, listing)));
   }
 
@@ -442,36 +371,36 @@ public final class ZooKeeperLockBackend implements LockBackend {
    *     it
    */
   private AcquireResult acquire(
-      Key key,
+      LockAndOwner key,
       QueueEntry entry,
       long leaseNanos,
       String description,
       @Nullable List<String> listing)
       throws Exception {
-    String parent = paths.lockPath(key.lockName);
-    String ownerKey = LockPaths.ownerKey(key.owner);
+    String parent = paths.lockPath(key.lockName());
+    String ownerKey = LockPaths.ownerKey(key.owner());
     for (int round = 0; round < MAX_ROUNDS; round++) {
       String node = entry.node;
       if (node != null && entry.localHolds > 0) {
         // The same owner again (an owner id): count the hold on the server.
-        if (changeHoldCount(entry, +1) == null) {
+        if (nodes.changeHoldCount(entry, +1) == null) {
           forget(entry);
           continue;
         }
         entry.localHolds++;
-        extendLease(key, entry, System.nanoTime() + leaseNanos);
+        leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       if (node == null) {
         if (entry.uncertain) {
-          adoptOrDeleteOrphans(entry, parent, ownerKey);
+          nodes.adoptOrDeleteOrphans(entry, parent, ownerKey);
         }
         if (entry.node == null) {
           create(entry, key, description);
         }
         node = Objects.requireNonNull(entry.node);
       }
-      List<String> queue = round == 0 && listing != null ? listing : children(parent);
+      List<String> queue = round == 0 && listing != null ? listing : nodes.children(parent);
       String mine = node.substring(node.lastIndexOf('/') + 1);
       int position = queue.indexOf(mine);
       if (position < 0) {
@@ -481,14 +410,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
       }
       if (position == 0) {
         entry.localHolds = 1;
-        extendLease(key, entry, System.nanoTime() + leaseNanos);
+        leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       String head = queue.get(0);
       if (shareOwnerIds && ownerKey.equals(LockPaths.ownerKeyOf(head))) {
         // The same owner id holds the lock through another client: join its hold. (Off by
         // default: then another client's grant of this owner id is waited for like a stranger's.)
-        AcquireResult joined = joinHold(key, entry, parent + "/" + head, leaseNanos);
+        AcquireResult joined = joinedHolds.join(key, entry, parent + "/" + head, leaseNanos);
         if (joined != null) {
           return joined;
         }
@@ -519,13 +448,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
     SharedNodeWatch shared = entry.sharedWatch;
     entry.sharedWatch = null;
     if (shared != null) {
-      removeSharedWatch(shared);
+      joinedHolds.removeSharedWatch(shared);
     }
     entry.forgetNode();
   }
 
-  private void create(QueueEntry entry, Key key, String description) throws Exception {
-    ensureConnected();
+  private void create(QueueEntry entry, LockAndOwner key, String description) throws Exception {
+    failures.ensureConnected();
     Stat stat = new Stat();
     entry.uncertain = true;
     String path =
@@ -536,243 +465,19 @@ public final class ZooKeeperLockBackend implements LockBackend {
             .withProtection()
             .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
             .forPath(
-                paths.nodePrefix(key.lockName, LockPaths.ownerKey(key.owner)),
+                paths.nodePrefix(key.lockName(), LockPaths.ownerKey(key.owner())),
                 LockPaths.data(1, description));
     runBeforeTracking(path);
     if (!entry.track(path, stat, description)) {
       // The session ended while the create was under way (see acquireFast): an untracked node
       // of the new session would block the queue. Delete it; the caller learns of the lost
       // session.
-      deleteQuietly(path);
+      nodes.deleteQuietly(path);
       throw new KeeperException.SessionExpiredException();
     }
   }
 
-  /** Deletes a node without waiting; a failure leaves it to its session's end. */
-  private void deleteInBackground(String path) {
-    try {
-      client
-          .delete()
-          .inBackground(
-              (c, event) -> {
-                if (event.getResultCode() != KeeperException.Code.OK.intValue()
-                    && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
-                  log.warn(
-                      "Could not delete the untracked lock node {}: {}",
-                      path,
-                      KeeperException.Code.get(event.getResultCode()));
-                }
-              })
-          .forPath(path);
-    } catch (Exception e) {
-      log.warn("Could not delete the untracked lock node {}: {}", path, e.toString());
-    }
-  }
-
-  /**
-   * After a create whose answer was lost, looks for nodes of this owner created by this session:
-   * adopts the first, deletes the others (Curator's protected-mode idea, across calls).
-   */
-  private void adoptOrDeleteOrphans(QueueEntry entry, String parent, String ownerKey)
-      throws Exception {
-    long session = currentSessionId();
-    for (String child : children(parent)) {
-      if (!ownerKey.equals(LockPaths.ownerKeyOf(child))) {
-        continue;
-      }
-      String path = parent + "/" + child;
-      Stat stat = client.checkExists().forPath(path);
-      if (stat == null || stat.getEphemeralOwner() != session) {
-        continue;
-      }
-      // The first is adopted, unless the session ended meanwhile (then, like any other, it is
-      // deleted: nobody would track it). The data (hold count, description) is read before it is
-      // changed.
-      if (entry.node != null || !entry.adopt(path, stat)) {
-        deleteQuietly(path);
-      }
-    }
-    entry.uncertain = false;
-  }
-
-  /**
-   * Joins the hold of this owner id on {@code headPath}, a node another client of the owner id
-   * created: the hold count is raised with a setData checked against the version just read, so the
-   * write succeeds only on the node as read, still there. A last release deletes the node with a
-   * version-checked delete too, so of a join and a last release that race, exactly one succeeds:
-   * the join (the delete then fails and is retried as a decrement) or the delete (the join then
-   * finds no node). Nothing of the node is recorded in the entry before the write succeeded, and
-   * the token handed out is the {@code czxid} the successful write answered with: a join never
-   * returns the token of a deleted node.
-   *
-   * <p>The node lives in its creator's session, which this client does not see. A persistent watch
-   * on it is registered <em>before</em> the write (see {@link SharedNodeWatch}), so that its
-   * deletion at any moment after the write is told to this client when the deletion is applied, at
-   * the same time as the next waiter, who still needs a listing round trip before it is granted.
-   *
-   * @return the grant, or null if the node is gone (the caller looks at the queue again)
-   */
-  private @Nullable AcquireResult joinHold(
-      Key key, QueueEntry entry, String headPath, long leaseNanos) throws Exception {
-    ensureConnected();
-    SharedNodeWatch watch = new SharedNodeWatch(key, entry, headPath);
-    client
-        .watchers()
-        .add()
-        .withMode(org.apache.zookeeper.AddWatchMode.PERSISTENT)
-        .usingWatcher(watch)
-        .forPath(headPath);
-    boolean joined = false;
-    try {
-      for (int round = 0; round < MAX_ROUNDS * 4; round++) {
-        ensureConnected();
-        Stat read = new Stat();
-        LockPaths.NodeData parsed;
-        try {
-          parsed = LockPaths.NodeData.parse(client.getData().storingStatIn(read).forPath(headPath));
-        } catch (KeeperException.NoNodeException e) {
-          return null;
-        }
-        runBeforeJoinWrite(headPath);
-        int holds = parsed.holds() + 1;
-        Stat written;
-        try {
-          written =
-              client
-                  .setData()
-                  .withVersion(read.getVersion())
-                  .forPath(headPath, LockPaths.data(holds, parsed.description()));
-        } catch (KeeperException.BadVersionException e) {
-          continue; // another client of the owner id changed the count: read again
-        } catch (KeeperException.NoNodeException e) {
-          return null; // its last hold was released meanwhile
-        }
-        if (watch.gone) {
-          return null; // deleted right after the write: nothing left to take back
-        }
-        String ownNode = entry.node;
-        if (!entry.join(headPath, written, holds, parsed.description())) {
-          // The session ended while joining: the entry is detached and its holds reported lost,
-          // so nobody would ever take this hold back; the node lives in another session, which
-          // would keep it for as long as that session lives.
-          takeBackQuietly(headPath, written.getCzxid(), 1);
-          throw new KeeperException.SessionExpiredException();
-        }
-        joined = true;
-        entry.sharedWatch = watch;
-        if (ownNode != null && !ownNode.equals(headPath)) {
-          // Behind the head since before the join (which was lower, and there): never a head, so
-          // nobody joined it. A failure leaves it to the background.
-          try {
-            deleteQuietly(ownNode);
-          } catch (Exception e) {
-            deleteInBackground(ownNode);
-          }
-        }
-        entry.localHolds = 1;
-        if (watch.gone) {
-          // Deleted while being recorded: the watch's report may have found no hold yet.
-          sharedNodeGone(watch);
-        }
-        extendLease(key, entry, System.nanoTime() + leaseNanos);
-        return new AcquireResult.Granted(written.getCzxid(), holds);
-      }
-      throw new BackendUnavailableException(
-          "The hold count of "
-              + headPath
-              + " kept changing; gave up after "
-              + MAX_ROUNDS * 4
-              + " tries");
-    } finally {
-      if (!joined) {
-        removeSharedWatch(watch);
-      }
-    }
-  }
-
-  /**
-   * Takes back {@code holds} holds of this client on a node of another session, with a
-   * version-checked decrement (a delete at zero), if it is still the node with {@code czxid}. Best
-   * effort: a failure leaves the holds counted until the node's session ends.
-   */
-  private void takeBackQuietly(String path, long czxid, int holds) {
-    try {
-      for (int round = 0; round < MAX_ROUNDS * 4; round++) {
-        Stat stat = new Stat();
-        LockPaths.NodeData parsed;
-        try {
-          parsed = LockPaths.NodeData.parse(client.getData().storingStatIn(stat).forPath(path));
-        } catch (KeeperException.NoNodeException e) {
-          return;
-        }
-        if (stat.getCzxid() != czxid) {
-          return;
-        }
-        int left = parsed.holds() - holds;
-        try {
-          if (left <= 0) {
-            client.delete().withVersion(stat.getVersion()).forPath(path);
-          } else {
-            client
-                .setData()
-                .withVersion(stat.getVersion())
-                .forPath(path, LockPaths.data(left, parsed.description()));
-          }
-          return;
-        } catch (KeeperException.BadVersionException e) {
-          // changed by another holder: read again
-        } catch (KeeperException.NoNodeException e) {
-          return;
-        }
-      }
-    } catch (Exception e) {
-      log.warn("Could not take back {} hold(s) on {}: {}", holds, path, e.toString());
-    }
-  }
-
-  /**
-   * A persistent watch on a node of this owner id created by another client (session): it stays
-   * registered through the count changes of other holders, and its deletion (its session ended, or
-   * a forced release) marks this client's holds on it lost at once, instead of at the next renewal.
-   */
-  private final class SharedNodeWatch implements Watcher {
-    final Key key;
-    final QueueEntry entry;
-    final String path;
-    volatile boolean gone;
-
-    SharedNodeWatch(Key key, QueueEntry entry, String path) {
-      this.key = key;
-      this.entry = entry;
-      this.path = path;
-    }
-
-    @Override
-    public void process(WatchedEvent event) {
-      if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-        gone = true; // before the check below: see joinHold
-        sharedNodeGone(this);
-      }
-    }
-  }
-
-  private void removeSharedWatch(SharedNodeWatch watch) {
-    if (!client.getZookeeperClient().isConnected()) {
-      return; // dropped with the connection's watches if the session ends; else a stale no-op
-    }
-    try {
-      client
-          .watchers()
-          .remove(watch)
-          .ofType(Watcher.WatcherType.Persistent)
-          .quietly()
-          .inBackground()
-          .forPath(watch.path);
-    } catch (Exception e) {
-      log.debug("Could not remove the watch on {}: {}", watch.path, e.toString());
-    }
-  }
-
+  /** Reports this client's holds on a joined node lost when the node was deleted. */
   private void sharedNodeGone(SharedNodeWatch watch) {
     QueueEntry entry = watch.entry;
     if (entries.get(watch.key) != entry
@@ -784,8 +489,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     BackendEvents sink = events;
     if (sink != null) {
       sink.leaseLost(
-          watch.key.lockName,
-          watch.key.owner,
+          watch.key.lockName(),
+          watch.key.owner(),
           "the owner id's node "
               + watch.path
               + " was deleted (the session of the client that created it ended, or a forced"
@@ -800,8 +505,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
    *
    * @return false if it is already gone (no watch is left behind then)
    */
-  private boolean watch(Key key, QueueEntry entry, String predecessor) throws Exception {
-    ensureConnected();
+  private boolean watch(LockAndOwner key, QueueEntry entry, String predecessor) throws Exception {
+    failures.ensureConnected();
     PredecessorWatch watch = new PredecessorWatch(predecessor);
     watch.watcher = event -> onPredecessorEvent(key, watch, event);
     entry.watch = watch;
@@ -822,7 +527,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return true;
   }
 
-  private void onPredecessorEvent(Key key, PredecessorWatch watch, WatchedEvent event) {
+  private void onPredecessorEvent(LockAndOwner key, PredecessorWatch watch, WatchedEvent event) {
     if (event.getType() == Watcher.Event.EventType.None) {
       return; // connection-state change: the watch stays registered and is re-set on reconnect
     }
@@ -840,15 +545,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
         // (read after the deletion, so no older than one the re-attempt would read itself). It
         // may still be older than what an attempt in flight reads next; that costs at most a
         // round, because a fired watch is never trusted again.
-        entry.prefetch = new Prefetch(node, listAsync(paths.lockPath(key.lockName)));
+        entry.prefetch =
+            new PrefetchedListing(node, nodes.listAsync(paths.lockPath(key.lockName())));
       }
     }
-    ReleaseListener listener = listeners.get(key.lockName);
+    ReleaseListener listener = listeners.get(key.lockName());
     if (listener != null) {
       try {
-        listener.released(key.owner);
+        listener.released(key.owner());
       } catch (RuntimeException e) {
-        log.warn("A release listener of '{}' failed: {}", key.lockName, e.toString());
+        log.warn("A release listener of '{}' failed: {}", key.lockName(), e.toString());
       }
     }
   }
@@ -858,8 +564,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
   @Override
   public CompletableFuture<ReleaseResult> release(
       String lockName, String owner, long fencingToken) {
-    Key key = new Key(lockName, owner);
-    return submitAsync(
+    LockAndOwner key = new LockAndOwner(lockName, owner);
+    return calls.submitAsync(
         key, "release '" + lockName + "'", true, () -> releaseFast(key, fencingToken));
   }
 
@@ -869,7 +575,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * the same owner id changed the count, a grant other than the one tracked) runs the blocking
    * {@link #releaseOwn} on a worker.
    */
-  private CompletableFuture<ReleaseResult> releaseFast(Key key, long fencingToken) {
+  private CompletableFuture<ReleaseResult> releaseFast(LockAndOwner key, long fencingToken) {
     QueueEntry entry = entries.get(key);
     String node = entry == null ? null : entry.node;
     if (entry == null
@@ -919,9 +625,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
         });
   }
 
-  private CompletableFuture<ReleaseResult> releaseOnWorker(Key key, long fencingToken) {
-    return onWorker(
-        "release '" + key.lockName + "'",
+  private CompletableFuture<ReleaseResult> releaseOnWorker(LockAndOwner key, long fencingToken) {
+    return calls.onWorker(
+        "release '" + key.lockName() + "'",
         () ->
             withEntry(
                 key,
@@ -929,7 +635,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 e -> e == null ? releaseForeign(key) : releaseOwn(key, e, fencingToken)));
   }
 
-  private ReleaseResult releaseOwn(Key key, QueueEntry entry, long fencingToken) throws Exception {
+  private ReleaseResult releaseOwn(LockAndOwner key, QueueEntry entry, long fencingToken)
+      throws Exception {
     if (entry.node == null || entry.localHolds == 0) {
       return releaseForeign(key);
     }
@@ -938,12 +645,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
       // is a newer grant of the same owner id (another czxid), and only its own holds release it.
       log.debug(
           "Release of '{}' with fencing token {}: the owner's grant now is {}",
-          key.lockName,
+          key.lockName(),
           fencingToken,
           entry.czxid);
       return ReleaseResult.NOT_HELD;
     }
-    Integer left = changeHoldCount(entry, -1);
+    Integer left = nodes.changeHoldCount(entry, -1);
     ReleaseResult result;
     if (left == null) {
       result = ReleaseResult.NOT_HELD;
@@ -964,63 +671,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * A release of holds this backend did not grant, or whose lease it already ended: nothing of this
    * client's is held, and holds other clients keep under the same owner id must not be touched.
    */
-  private static ReleaseResult releaseForeign(Key key) {
-    log.debug("Release of '{}' by an owner without holds through this client", key.lockName);
+  private static ReleaseResult releaseForeign(LockAndOwner key) {
+    log.debug("Release of '{}' by an owner without holds through this client", key.lockName());
     return ReleaseResult.NOT_HELD;
-  }
-
-  /**
-   * Changes the hold count on the server by {@code delta}, with a version check so that concurrent
-   * holders of one owner id never lose an update; at zero the node is deleted.
-   *
-   * @return the new count, 0 if the node was deleted, or null if the node is gone
-   */
-  private @Nullable Integer changeHoldCount(QueueEntry entry, int delta) throws Exception {
-    String node = Objects.requireNonNull(entry.node);
-    for (int round = 0; round < MAX_ROUNDS * 4; round++) {
-      ensureConnected();
-      if (entry.version < 0) {
-        Stat stat = new Stat();
-        try {
-          LockPaths.NodeData parsed =
-              LockPaths.NodeData.parse(client.getData().storingStatIn(stat).forPath(node));
-          entry.holdCount = parsed.holds();
-          entry.description = parsed.description();
-        } catch (KeeperException.NoNodeException e) {
-          return null;
-        }
-        entry.version = stat.getVersion();
-        entry.czxid = stat.getCzxid();
-      }
-      int next = entry.holdCount + delta;
-      try {
-        if (next <= 0) {
-          entry.deleting = true;
-          try {
-            client.delete().withVersion(entry.version).forPath(node);
-          } catch (Exception e) {
-            entry.deleting = false;
-            throw e;
-          }
-          entry.holdCount = 0;
-          return 0;
-        }
-        Stat stat =
-            client
-                .setData()
-                .withVersion(entry.version)
-                .forPath(node, LockPaths.data(next, entry.description));
-        entry.version = stat.getVersion();
-        entry.holdCount = next;
-        return next;
-      } catch (KeeperException.BadVersionException e) {
-        entry.version = -1; // another client of the same owner id changed it: read again
-      } catch (KeeperException.NoNodeException e) {
-        return null;
-      }
-    }
-    throw new BackendUnavailableException(
-        "The hold count of " + node + " kept changing; gave up after " + MAX_ROUNDS * 4 + " tries");
   }
 
   @Override
@@ -1031,8 +684,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   /** Deletes the queue node of a wait that ended without a grant, in turn with the key's calls. */
   private CompletableFuture<Void> dropWait(String lockName, String owner) {
-    Key key = new Key(lockName, owner);
-    if (!entries.containsKey(key) && !tails.containsKey(key)) {
+    LockAndOwner key = new LockAndOwner(lockName, owner);
+    if (!entries.containsKey(key) && !calls.hasPending(key)) {
       return CompletableFuture.completedFuture(null); // nothing queued or pending for this owner
     }
     // The clean-up is queued behind this owner's earlier calls (so it sees their node) but not
@@ -1040,7 +693,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     // If the connection is down, it is retried once the same session is back.
     // When nothing is pending for the key, the delete is sent from this thread, before any later
     // request of this client: a new attempt of the same client never sees the abandoned node.
-    submitAsync(key, "abandon wait for '" + lockName + "'", false, () -> leaveFast(key))
+    calls
+        .submitAsync(key, "abandon wait for '" + lockName + "'", false, () -> leaveFast(key))
         .whenComplete(
             (v, failure) -> {
               if (failure != null) {
@@ -1055,7 +709,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
    * Deletes a waiter's known node with one background request; an uncertain create (answer lost)
    * runs the blocking {@link #leave} on a worker to find the node it may have made.
    */
-  private CompletableFuture<Void> leaveFast(Key key) {
+  private CompletableFuture<Void> leaveFast(LockAndOwner key) {
     QueueEntry entry = entries.get(key);
     if (entry == null || entry.localHolds > 0) {
       return CompletableFuture.completedFuture(null);
@@ -1095,7 +749,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                           });
                 } else {
                   deleted.completeExceptionally(
-                      failed("abandon wait for '" + key.lockName + "'", code));
+                      failures.failed("abandon wait for '" + key.lockName() + "'", code));
                 }
               })
           .forPath(node);
@@ -1105,12 +759,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return deleted;
   }
 
-  private CompletableFuture<Void> leaveOnWorker(Key key) {
-    return onWorker(
-        "abandon wait for '" + key.lockName + "'", () -> withEntry(key, false, e -> leave(key, e)));
+  private CompletableFuture<Void> leaveOnWorker(LockAndOwner key) {
+    return calls.onWorker(
+        "abandon wait for '" + key.lockName() + "'",
+        () -> withEntry(key, false, e -> leave(key, e)));
   }
 
-  private @Nullable Void leave(Key key, @Nullable QueueEntry entry) throws Exception {
+  private @Nullable Void leave(LockAndOwner key, @Nullable QueueEntry entry) throws Exception {
     if (entry == null || entry.localHolds > 0) {
       return null; // the owner holds the lock (an owner id re-entry gave up): keep it
     }
@@ -1118,26 +773,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
     if (node != null) {
       // The waiter's own hold only (see leaveFast): a version-checked decrement, deleting the
       // node at zero.
-      changeHoldCount(entry, -1);
+      nodes.changeHoldCount(entry, -1);
     }
     if (entry.uncertain) {
       entry.node = null;
-      adoptOrDeleteOrphans(entry, paths.lockPath(key.lockName), LockPaths.ownerKey(key.owner));
+      nodes.adoptOrDeleteOrphans(
+          entry, paths.lockPath(key.lockName()), LockPaths.ownerKey(key.owner()));
       if (entry.node != null) {
-        changeHoldCount(entry, -1); // the adopted node: as above, only this waiter's hold
+        nodes.changeHoldCount(entry, -1); // the adopted node: as above, only this waiter's hold
       }
     }
     removeEntry(key, entry);
     return null;
-  }
-
-  private void deleteQuietly(String path) throws Exception {
-    ensureConnected();
-    try {
-      client.delete().forPath(path);
-    } catch (KeeperException.NoNodeException e) {
-      // already gone: that is what we wanted
-    }
   }
 
   // ---- leases ---------------------------------------------------------------------------------
@@ -1149,13 +796,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
     if (!client.getZookeeperClient().isConnected()) {
-      return CompletableFuture.failedFuture(notConnected());
+      return CompletableFuture.failedFuture(failures.notConnected());
     }
     long sentAt = System.nanoTime();
     Set<HeldLease> gone = ConcurrentHashMap.newKeySet();
     List<CompletableFuture<Void>> checks = new ArrayList<>();
     for (HeldLease lease : leases) {
-      Key key = new Key(lease.lockName(), lease.owner());
+      LockAndOwner key = new LockAndOwner(lease.lockName(), lease.owner());
       QueueEntry entry = entries.get(key);
       String node = entry == null ? null : entry.node;
       if (entry == null
@@ -1180,7 +827,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                   if (code == KeeperException.Code.OK
                       && event.getStat() != null
                       && event.getStat().getCzxid() == czxid) {
-                    extendLease(key, entry, sentAt + lease.lease().toNanos());
+                    leaseTimer.extendLease(key, entry, sentAt + lease.lease().toNanos());
                     check.complete(null);
                   } else if (code == KeeperException.Code.OK
                       || code == KeeperException.Code.NONODE) {
@@ -1194,101 +841,25 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 })
             .forPath(node);
       } catch (Exception e) {
-        check.completeExceptionally(unavailable("renew", e));
+        check.completeExceptionally(failures.unavailable("renew", e));
       }
     }
     return CompletableFuture.allOf(checks.toArray(new CompletableFuture<?>[0]))
         .thenApply(v -> Set.copyOf(gone));
   }
 
-  /**
-   * Moves the end of the lease kept by this backend; when it passes without another extension, the
-   * holder's node is deleted (see the class comment).
-   */
-  private void extendLease(Key key, QueueEntry entry, long until) {
-    if (until - entry.leaseEndNanos > 0) {
-      entry.leaseEndNanos = until;
-    }
-    if (entry.leaseMark == null) {
-      scheduleLeaseEnd(key, entry);
-    }
-  }
-
-  /**
-   * Registers the entry's lease end with the one lease timer. An extension does not touch the
-   * registration: when it comes due, {@link #leaseEnded} finds the later end and registers again.
-   */
-  private void scheduleLeaseEnd(Key key, QueueEntry entry) {
-    LeaseMark mark =
-        new LeaseMark(entry.leaseEndNanos - originNanos, leaseSeq.incrementAndGet(), key, entry);
-    entry.leaseMark = mark;
-    leaseMarks.add(mark);
-    tickNoLaterThan(mark.at);
-  }
-
-  /**
-   * Makes sure the lease timer runs no later than {@code at}. In the common case (leases of one
-   * length, granted one after another) a timer run is already due earlier, so a grant neither
-   * schedules a task nor wakes the timer thread.
-   */
-  private void tickNoLaterThan(long at) {
-    tickLock.lock();
-    try {
-      ScheduledFuture<?> scheduled = nextTick;
-      if (scheduled != null && nextTickAt - at <= 0) {
-        return;
-      }
-      if (scheduled != null) {
-        scheduled.cancel(false);
-      }
-      nextTickAt = at;
-      long delay = Math.max(0, at - (System.nanoTime() - originNanos));
-      nextTick = timer.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException e) {
-      nextTick = null; // closing
-    } finally {
-      tickLock.unlock();
-    }
-  }
-
-  /** Handles the lease marks that are due, and schedules the next run for the earliest other. */
-  private void tick() {
-    tickLock.lock();
-    try {
-      nextTick = null; // marks registered from now on schedule a run themselves
-    } finally {
-      tickLock.unlock();
-    }
-    long now = System.nanoTime() - originNanos;
-    while (true) {
-      LeaseMark first = leaseMarks.pollFirst();
-      if (first == null) {
-        return;
-      }
-      if (first.at - now > 0) {
-        leaseMarks.add(first);
-        tickNoLaterThan(first.at);
-        return;
-      }
-      QueueEntry entry = first.entry;
-      if (entry.leaseMark == first) {
-        entry.leaseMark = null;
-        leaseEnded(first.key, entry);
-      }
-    }
-  }
-
-  private void leaseEnded(Key key, QueueEntry entry) {
+  private void leaseEnded(LockAndOwner key, QueueEntry entry) {
     if (entries.get(key) != entry) {
       return;
     }
     if (entry.leaseEndNanos - System.nanoTime() > 0) {
-      scheduleLeaseEnd(key, entry); // renewed meanwhile
+      leaseTimer.scheduleLeaseEnd(key, entry); // renewed meanwhile
       return;
     }
-    submit(
+    calls
+        .submit(
             key,
-            "end lease of '" + key.lockName + "'",
+            "end lease of '" + key.lockName() + "'",
             () ->
                 withEntry(
                     key,
@@ -1296,7 +867,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                     e -> {
                       if (e != entry || e.leaseEndNanos - System.nanoTime() > 0) {
                         if (e == entry) {
-                          scheduleLeaseEnd(key, e);
+                          leaseTimer.scheduleLeaseEnd(key, e);
                         }
                         return null;
                       }
@@ -1304,8 +875,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
                       if (node != null && e.localHolds > 0) {
                         // Only this client's holds end: with an owner id shared by other clients
                         // whose leases go on, the node stays (their holds keep it).
-                        log.debug("Lease of '{}' ended without renewal on {}", key.lockName, node);
-                        changeHoldCount(e, -e.localHolds);
+                        log.debug(
+                            "Lease of '{}' ended without renewal on {}", key.lockName(), node);
+                        nodes.changeHoldCount(e, -e.localHolds);
                       }
                       removeEntry(key, e);
                       return null;
@@ -1316,7 +888,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 // Not connected: try again shortly; if the session dies, the node dies with it.
                 entry.leaseMark = null;
                 entry.leaseEndNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
-                scheduleLeaseEnd(key, entry);
+                leaseTimer.scheduleLeaseEnd(key, entry);
               }
             });
   }
@@ -1333,47 +905,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   @Override
   public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
-    Objects.requireNonNull(namePattern, "namePattern");
-    if (!client.getZookeeperClient().isConnected()) {
-      return CompletableFuture.failedFuture(notConnected());
-    }
-    java.util.regex.Pattern glob = glob(namePattern);
-    String operation = "list locks matching '" + namePattern + "'";
-    return syncAsync(paths.root())
-        .thenCompose(v -> listAsync(paths.root()))
-        .thenCompose(
-            event -> {
-              KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-              if (code == KeeperException.Code.NONODE) {
-                return CompletableFuture.completedFuture(List.<LockInfo>of());
-              }
-              if (code != KeeperException.Code.OK) {
-                return CompletableFuture.failedFuture(failed(operation, code));
-              }
-              List<CompletableFuture<java.util.Optional<Holder>>> holders = new ArrayList<>();
-              for (String child : event.getChildren()) {
-                String name = LockPaths.decode(child);
-                if (name != null && glob.matcher(name).matches()) {
-                  holders.add(holder(name, operation, 0));
-                }
-              }
-              return CompletableFuture.allOf(holders.toArray(new CompletableFuture<?>[0]))
-                  .thenApply(
-                      v ->
-                          holders.stream()
-                              .map(CompletableFuture::join)
-                              .flatMap(java.util.Optional::stream)
-                              .map(Holder::info)
-                              .sorted(java.util.Comparator.comparing(LockInfo::name))
-                              .toList());
-            })
-        .handle(
-            (infos, failure) -> {
-              if (failure != null) {
-                throw new java.util.concurrent.CompletionException(failure(operation, failure));
-              }
-              return infos;
-            });
+    return administration.inspect(namePattern);
   }
 
   /**
@@ -1383,146 +915,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   @Override
   public CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String lockName) {
-    if (!client.getZookeeperClient().isConnected()) {
-      return CompletableFuture.failedFuture(notConnected());
-    }
-    return syncAsync(paths.root())
-        .thenCompose(v -> forceRelease(lockName, "force the release of '" + lockName + "'", 0))
-        .handle(
-            (info, failure) -> {
-              if (failure != null) {
-                throw new java.util.concurrent.CompletionException(
-                    failure("force the release of '" + lockName + "'", failure));
-              }
-              return info;
-            });
+    return administration.forceRelease(lockName);
   }
-
-  private CompletableFuture<java.util.Optional<LockInfo>> forceRelease(
-      String lockName, String operation, int round) {
-    if (round >= MAX_ROUNDS) {
-      return CompletableFuture.failedFuture(
-          new BackendUnavailableException(
-              "The holder of '" + lockName + "' kept changing; gave up after " + round + " tries"));
-    }
-    return holder(lockName, operation, 0)
-        .thenCompose(
-            found -> {
-              if (found.isEmpty()) {
-                return CompletableFuture.completedFuture(java.util.Optional.<LockInfo>empty());
-              }
-              Holder holder = found.get();
-              CompletableFuture<CuratorEvent> deleted = new CompletableFuture<>();
-              try {
-                client
-                    .delete()
-                    .withVersion(holder.version)
-                    .inBackground((c, event) -> deleted.complete(event))
-                    .forPath(holder.path);
-              } catch (Exception e) {
-                deleted.completeExceptionally(e);
-              }
-              return deleted.thenCompose(
-                  event -> {
-                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                    if (code == KeeperException.Code.OK) {
-                      log.warn(
-                          "Forced the release of '{}' held by {} (fencing token {})",
-                          lockName,
-                          holder.info.holder(),
-                          holder.info.fencingToken());
-                      return CompletableFuture.completedFuture(java.util.Optional.of(holder.info));
-                    }
-                    if (code == KeeperException.Code.NONODE
-                        || code == KeeperException.Code.BADVERSION) {
-                      return forceRelease(lockName, operation, round + 1); // changed meanwhile
-                    }
-                    return CompletableFuture.failedFuture(failed(operation, code));
-                  });
-            });
-  }
-
-  /** The head of a lock's queue with its data, read in the background; empty if not held. */
-  private CompletableFuture<java.util.Optional<Holder>> holder(
-      String lockName, String operation, int round) {
-    String parent = paths.lockPath(lockName);
-    return listAsync(parent)
-        .thenCompose(
-            listing -> {
-              KeeperException.Code code = KeeperException.Code.get(listing.getResultCode());
-              if (code == KeeperException.Code.NONODE) {
-                return CompletableFuture.completedFuture(java.util.Optional.<Holder>empty());
-              }
-              if (code != KeeperException.Code.OK) {
-                return CompletableFuture.failedFuture(failed(operation, code));
-              }
-              List<String> queue = LockPaths.queueOrder(listing.getChildren());
-              if (queue.isEmpty()) {
-                return CompletableFuture.completedFuture(java.util.Optional.<Holder>empty());
-              }
-              String head = parent + "/" + queue.get(0);
-              CompletableFuture<CuratorEvent> read = new CompletableFuture<>();
-              try {
-                client.getData().inBackground((c, event) -> read.complete(event)).forPath(head);
-              } catch (Exception e) {
-                read.completeExceptionally(e);
-              }
-              return read.thenCompose(
-                  data -> {
-                    KeeperException.Code dataCode = KeeperException.Code.get(data.getResultCode());
-                    if (dataCode == KeeperException.Code.NONODE && round + 1 < MAX_ROUNDS) {
-                      return holder(lockName, operation, round + 1); // released meanwhile
-                    }
-                    if (dataCode != KeeperException.Code.OK || data.getStat() == null) {
-                      return CompletableFuture.failedFuture(failed(operation, dataCode));
-                    }
-                    Stat stat = data.getStat();
-                    LockPaths.NodeData parsed = LockPaths.NodeData.parse(data.getData());
-                    LockInfo info =
-                        new LockInfo(
-                            lockName,
-                            parsed.holder(),
-                            stat.getCzxid(),
-                            parsed.holds(),
-                            parsed.epochMillis() < 0
-                                ? null
-                                : java.time.Instant.ofEpochMilli(parsed.epochMillis()),
-                            null);
-                    return CompletableFuture.completedFuture(
-                        java.util.Optional.of(new Holder(head, stat.getVersion(), info)));
-                  });
-            });
-  }
-
-  /** A glob ({@code *} any characters, {@code ?} one, everything else literal) as a pattern. */
-  static java.util.regex.Pattern glob(String glob) {
-    StringBuilder regex = new StringBuilder(glob.length() + 8);
-    StringBuilder literal = new StringBuilder();
-    for (int i = 0; i < glob.length(); i++) {
-      char c = glob.charAt(i);
-      if (c == '*' || c == '?') {
-        if (literal.length() > 0) {
-          regex.append(java.util.regex.Pattern.quote(literal.toString()));
-          literal.setLength(0);
-        }
-        regex.append(c == '*' ? ".*" : ".");
-      } else {
-        literal.append(c);
-      }
-    }
-    if (literal.length() > 0) {
-      regex.append(java.util.regex.Pattern.quote(literal.toString()));
-    }
-    return java.util.regex.Pattern.compile(regex.toString(), java.util.regex.Pattern.DOTALL);
-  }
-
-  private BackendUnavailableException failed(String operation, KeeperException.Code code) {
-    return new BackendUnavailableException(
-        "ZooKeeper at " + description + " failed '" + operation + "': " + code);
-  }
-
-  /** The head node of a lock's queue: its path, data version and what it says. */
-  private record Holder(String path, int version, LockInfo info) {}
 
   // ---- release signals and session events -----------------------------------------------------
 
@@ -1554,10 +948,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
     BackendEvents sink = events;
     switch (state) {
       case CONNECTED:
-        sessionId = currentSessionId();
+        sessionId = nodes.currentSessionId();
         lossApplied = false;
         gate.open();
-        takeBackLeftHolds();
+        joinedHolds.takeBackLeftHolds();
         break;
       case SUSPENDED:
         gate.close();
@@ -1566,7 +960,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         }
         break;
       case RECONNECTED:
-        long now = currentSessionId();
+        long now = nodes.currentSessionId();
         if (now != sessionId) {
           sessionId = now;
           String detail = "reconnected with a new session: the old one expired";
@@ -1581,13 +975,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
             sink.connectionRestored();
           }
           gate.open();
-          takeBackLeftHolds();
+          joinedHolds.takeBackLeftHolds();
           wakeUps.wakeAll(listeners, detail);
         } else {
           lossApplied = false;
-          for (Key key : List.copyOf(abandonAfterReconnect)) {
+          for (LockAndOwner key : List.copyOf(abandonAfterReconnect)) {
             abandonAfterReconnect.remove(key);
-            dropWait(key.lockName, key.owner);
+            dropWait(key.lockName(), key.owner());
           }
           if (sink != null) {
             sink.connectionRestored();
@@ -1610,63 +1004,32 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
   }
 
-  /** Takes back, in the background, the holds of a lost session on other sessions' nodes. */
-  private void takeBackLeftHolds() {
-    for (TakeBack takeBack : List.copyOf(takeBackAfterReconnect)) {
-      takeBackAfterReconnect.remove(takeBack);
-      onWorker(
-              "take back holds on " + takeBack.path(),
-              () -> {
-                takeBackQuietly(takeBack.path(), takeBack.czxid(), takeBack.holds());
-                return null;
-              })
-          .whenComplete(
-              (v, failure) -> {
-                if (failure != null) {
-                  log.warn(
-                      "Could not take back holds on {}: {}", takeBack.path(), failure.toString());
-                }
-              });
-    }
-  }
-
-  /** Holds of this client on a node of another session, to take back (see sessionLost). */
-  private record TakeBack(String path, long czxid, int holds) {}
-
   private void sessionLost(String detail, @Nullable BackendEvents sink) {
     abandonAfterReconnect.clear();
     // The old session's ephemeral nodes are gone (or about to be): forget them all. A node that
     // a create retried by Curator made in the *new* session is alive, though, and every lease is
     // about to be reported lost, so nobody would ever delete it: delete it now.
-    long current = currentSessionId();
+    long current = nodes.currentSessionId();
     // Detaching an entry is atomic with an owner's call tracking a node in it (QueueEntry.track):
     // either the node is tracked first and deleted here, or the call finds the entry detached
     // and deletes the node itself. Otherwise a node tracked just after this loop read the entry
     // would be held by nobody: the core, told of the loss, would release the grant and find
     // nothing to release.
-    for (Map.Entry<Key, QueueEntry> e : entries.entrySet()) {
+    for (Map.Entry<LockAndOwner, QueueEntry> e : entries.entrySet()) {
       QueueEntry entry = e.getValue();
       String shared = entry.node;
       int holds = entry.localHolds;
       if (entry.sharedWatch != null && shared != null && holds > 0) {
-        takeBackAfterReconnect.add(new TakeBack(shared, entry.czxid, holds));
+        joinedHolds.takeBackLater(shared, entry.czxid, holds);
       }
       String node = entry.detach(current);
       if (node != null) {
-        deleteInBackground(node);
+        nodes.deleteInBackground(node);
       }
       removeEntry(e.getKey(), entry);
     }
     if (sink != null) {
       sink.sessionLost(detail);
-    }
-  }
-
-  private long currentSessionId() {
-    try {
-      return client.getZookeeperClient().getZooKeeper().getSessionId();
-    } catch (Exception e) {
-      return 0;
     }
   }
 
@@ -1697,14 +1060,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   /** For tests: {@code hook} runs with the joined node's path between the read and the write. */
   void beforeJoinWrite(java.util.function.@Nullable Consumer<String> hook) {
-    this.beforeJoinWrite = hook;
-  }
-
-  private void runBeforeJoinWrite(String path) {
-    java.util.function.Consumer<String> hook = beforeJoinWrite;
-    if (hook != null) {
-      hook.accept(path);
-    }
+    joinedHolds.beforeJoinWrite(hook);
   }
 
   private void runBeforeTracking(String path) {
@@ -1716,53 +1072,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   // ---- plumbing -------------------------------------------------------------------------------
 
-  private List<String> children(String parent) throws Exception {
-    ensureConnected();
-    try {
-      return LockPaths.queueOrder(client.getChildren().forPath(parent));
-    } catch (KeeperException.NoNodeException e) {
-      return List.of();
-    }
-  }
-
-  private void ensureConnected() {
-    if (!client.getZookeeperClient().isConnected()) {
-      throw notConnected();
-    }
-  }
-
-  private BackendUnavailableException notConnected() {
-    return new BackendUnavailableException("Not connected to ZooKeeper at " + description);
-  }
-
-  private BackendUnavailableException unavailable(String operation, Throwable e) {
-    if (e instanceof BackendUnavailableException b) {
-      return b;
-    }
-    return new BackendUnavailableException(
-        "ZooKeeper at " + description + " failed '" + operation + "': " + e, e);
-  }
-
   @FunctionalInterface
   private interface EntryCall<T> {
     T call(@Nullable QueueEntry entry) throws Exception;
   }
 
-  @FunctionalInterface
-  private interface Call<T> {
-    T call() throws Exception;
-  }
-
-  @FunctionalInterface
-  private interface AsyncCall<T> {
-    CompletableFuture<T> start();
-  }
-
   /**
    * Runs {@code call} with the entry of {@code key} (created if {@code create}). Only called from
-   * tasks that {@link #submit} runs one at a time per key, so no lock is needed here.
+   * tasks that {@link OrderedCalls#submit} runs one at a time per key, so no lock is needed here.
    */
-  private <T> T withEntry(Key key, boolean create, EntryCall<T> call) throws Exception {
+  private <T> T withEntry(LockAndOwner key, boolean create, EntryCall<T> call) throws Exception {
     QueueEntry entry =
         create ? entries.computeIfAbsent(key, k -> new QueueEntry()) : entries.get(key);
     if (entry == null) {
@@ -1775,14 +1094,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
     return result;
   }
 
-  private void removeEntry(Key key, QueueEntry entry) {
+  private void removeEntry(LockAndOwner key, QueueEntry entry) {
     entry.detach(0);
     entries.remove(key, entry);
-    LeaseMark mark = entry.leaseMark;
-    if (mark != null) {
-      leaseMarks.remove(mark);
-      entry.leaseMark = null;
-    }
+    leaseTimer.unregister(entry);
     PredecessorWatch watch = entry.watch;
     Watcher watcher = watch == null || watch.fired ? null : watch.watcher;
     if (watch != null && watcher != null && client.getZookeeperClient().isConnected()) {
@@ -1804,168 +1119,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     SharedNodeWatch shared = entry.sharedWatch;
     entry.sharedWatch = null;
     if (shared != null) {
-      removeSharedWatch(shared);
+      joinedHolds.removeSharedWatch(shared);
     }
-  }
-
-  /**
-   * Runs the blocking {@code call} on a worker thread, after every earlier call for the same key
-   * has finished, in the order of the calls. So an abandon or release issued after an acquisition
-   * (which the core may have given up waiting for) always sees that acquisition's queue node: none
-   * is orphaned.
-   */
-  private <T> CompletableFuture<T> submit(Key key, String operation, Call<T> call) {
-    return submit(key, operation, true, call);
-  }
-
-  /**
-   * As {@link #submit(Key, String, Call)}; with {@code whenConnected}, waits for a connection (see
-   * {@link ConnectionGate}) before it starts.
-   */
-  private <T> CompletableFuture<T> submit(
-      Key key, String operation, boolean whenConnected, Call<T> call) {
-    return submitAsync(key, operation, whenConnected, () -> onWorker(operation, call));
-  }
-
-  /**
-   * Starts {@code call} once every earlier call for the same key has finished (at once, on the
-   * calling thread, if none is pending), and counts it finished when its future completes. {@code
-   * call} must not block: it sends requests in the background or hands blocking work to {@link
-   * #onWorker}.
-   *
-   * @param whenConnected wait, in turn, for a connection before starting, bounded by the connection
-   *     timeout: a connecting client is not an unreachable one, and the core bounds the caller's
-   *     wait. The call keeps its place in the key's order meanwhile, so a later abandon or release
-   *     of the same owner still runs after it.
-   */
-  private <T> CompletableFuture<T> submitAsync(
-      Key key, String operation, boolean whenConnected, AsyncCall<T> call) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    if (closed.get()) {
-      result.completeExceptionally(new IllegalStateException("The ZooKeeper backend is closed"));
-      return result;
-    }
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    java.util.function.Consumer<@Nullable Throwable> finish =
-        failure -> {
-          if (failure != null) {
-            result.completeExceptionally(failure(operation, failure));
-          }
-          tails.remove(key, done);
-          done.complete(null);
-        };
-    Runnable run =
-        () -> {
-          CompletableFuture<T> running;
-          try {
-            running = call.start();
-          } catch (RuntimeException e) {
-            running = CompletableFuture.failedFuture(e);
-          }
-          running.whenComplete(
-              (value, failure) -> {
-                if (failure == null) {
-                  result.complete(value);
-                }
-                finish.accept(failure);
-              });
-        };
-    Runnable start =
-        whenConnected
-            ? () ->
-                gate.whenOpen()
-                    .whenComplete(
-                        (open, failure) -> {
-                          if (failure == null) {
-                            run.run();
-                          } else {
-                            finish.accept(failure);
-                          }
-                        })
-            : run;
-    @SuppressWarnings("unchecked")
-    CompletableFuture<Void>[] previous = new CompletableFuture[1];
-    tails.compute(
-        key,
-        (k, tail) -> {
-          previous[0] = tail;
-          return done;
-        });
-    if (previous[0] == null) {
-      start.run();
-    } else {
-      previous[0].whenComplete((v, e) -> start.run());
-    }
-    return result;
-  }
-
-  /** Runs the blocking {@code call} on a worker thread. */
-  private <T> CompletableFuture<T> onWorker(String operation, Call<T> call) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    try {
-      workers.execute(
-          () -> {
-            try {
-              result.complete(call.call());
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-              result.completeExceptionally(unavailable(operation, e));
-            } catch (Exception e) {
-              result.completeExceptionally(unavailable(operation, e));
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      result.completeExceptionally(new IllegalStateException("The ZooKeeper backend is closed", e));
-    }
-    return result;
-  }
-
-  /** What a call's future fails with: the backend's own exceptions as they are, others mapped. */
-  private Throwable failure(String operation, Throwable failure) {
-    Throwable cause = Failures.unwrap(failure);
-    if (cause instanceof BackendUnavailableException || cause instanceof IllegalStateException) {
-      return cause;
-    }
-    return unavailable(operation, cause);
-  }
-
-  /**
-   * Brings the member this client talks to up to date with the leader, so that the reads sent after
-   * it see every write committed before it (ZooKeeper's {@code sync}).
-   */
-  private CompletableFuture<Void> syncAsync(String path) {
-    CompletableFuture<Void> answer = new CompletableFuture<>();
-    try {
-      client
-          .sync()
-          .inBackground(
-              (c, event) -> {
-                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
-                  answer.complete(null);
-                } else {
-                  answer.completeExceptionally(failed("sync " + path, code));
-                }
-              })
-          .forPath(path);
-    } catch (Exception e) {
-      answer.completeExceptionally(unavailable("sync " + path, e));
-    }
-    return answer;
-  }
-
-  /**
-   * The children of {@code path}, requested in the background: completes with the answer whatever
-   * its result code, exceptionally only if the request could not be sent.
-   */
-  private CompletableFuture<CuratorEvent> listAsync(String path) {
-    CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
-    try {
-      client.getChildren().inBackground((c, event) -> answer.complete(event)).forPath(path);
-    } catch (Exception e) {
-      answer.completeExceptionally(unavailable("list " + path, e));
-    }
-    return answer;
   }
 
   private static ThreadFactory daemonThreads(String name) {
@@ -1975,190 +1130,5 @@ public final class ZooKeeperLockBackend implements LockBackend {
       thread.setDaemon(true);
       return thread;
     };
-  }
-
-  /** One lock name and owner token. */
-  private record Key(String lockName, String owner) {}
-
-  /**
-   * A lease end registered with the lease timer, ordered by {@code at} (nanoseconds since the
-   * backend's origin, so plain comparison is safe) and then by registration.
-   */
-  private record LeaseMark(long at, long seq, Key key, QueueEntry entry)
-      implements Comparable<LeaseMark> {
-    @Override
-    public int compareTo(LeaseMark other) {
-      int byTime = Long.compare(at, other.at);
-      return byTime != 0 ? byTime : Long.compare(seq, other.seq);
-    }
-  }
-
-  /** A listing of the queue requested after {@code node} was created. */
-  private record Prefetch(String node, CompletableFuture<CuratorEvent> children) {}
-
-  /**
-   * A watch on a waiter's predecessor. ZooKeeper notifies a watch once: after that ({@code fired})
-   * it no longer stands for a signal to come, whatever a listing says of its node.
-   */
-  private static final class PredecessorWatch {
-    final String path;
-    @Nullable Watcher watcher; // set once, before the watch is registered
-    volatile boolean fired;
-
-    PredecessorWatch(String path) {
-      this.path = path;
-    }
-  }
-
-  /**
-   * What this backend knows of one owner's queue node for one lock. Fields are changed by that
-   * owner's calls, which run one at a time per key; the watcher, the lease timer and renewal read
-   * the volatile ones.
-   */
-  private static final class QueueEntry {
-    volatile @Nullable String node;
-
-    /** The session that owns {@link #node} (its ephemeral owner), 0 while unknown. */
-    volatile long nodeSession;
-
-    /**
-     * Dropped from the entries (its session ended, or it was released or abandoned): a node created
-     * for it afterwards is tracked by nobody. Set by {@link #detach}, read by {@link #track} and
-     * {@link #adopt}, under this entry's monitor.
-     */
-    private boolean removed;
-
-    long czxid;
-    int version;
-    int holdCount;
-
-    /** The node's data after the hold count: grant time and holder description. */
-    String description = "";
-
-    /** A create was sent whose answer was lost: a node of ours may exist unknown to us. */
-    volatile boolean uncertain;
-
-    /** The queue as requested when the predecessor's watch fired, for the next attempt. */
-    volatile @Nullable Prefetch prefetch;
-
-    /** Grants made through this backend and not yet released. */
-    volatile int localHolds;
-
-    volatile long leaseEndNanos;
-
-    /** This entry's registration with the lease timer, or null. */
-    volatile @Nullable LeaseMark leaseMark;
-
-    /** The watch on the predecessor set last, fired or not; null if none. */
-    volatile @Nullable PredecessorWatch watch;
-
-    /** The watch on a node of this owner id that another session created (see joinHold). */
-    volatile @Nullable SharedNodeWatch sharedWatch;
-
-    /**
-     * This client is deleting the node (its last hold): its deletion is then no loss to report. Set
-     * before the delete is sent, because ZooKeeper tells the watch before it answers the delete.
-     */
-    volatile boolean deleting;
-
-    /**
-     * Whether {@link #node} is the grant with this fencing token (its {@code czxid}). One owner id
-     * can be granted a lock again after its earlier grant ended behind its holders' backs; the node
-     * then changes, and so does the token, while the owner stays the same.
-     */
-    boolean isGrant(long fencingToken) {
-      return czxid == fencingToken;
-    }
-
-    /*
-     * Why a monitor: an owner's calls run one at a time per key, but the session-loss handling
-     * (on Curator's connection-state thread) detaches every entry at any moment. Checking that
-     * the entry is still attached and recording a new node must be one step against it, or a
-     * node recorded just after the session loss looked at the entry is tracked by nobody and
-     * blocks the lock for as long as its session lives. Only fields change under the monitor; the
-     * requests (deleting a node) are made by the callers, outside it.
-     */
-
-    /**
-     * Records the node a create just made (hold count 1), unless the entry was detached.
-     *
-     * @return false if detached: the caller must delete {@code path}, which nobody else will
-     */
-    synchronized boolean track(String path, Stat stat, String description) {
-      if (removed) {
-        return false;
-      }
-      node = path;
-      nodeSession = stat.getEphemeralOwner();
-      czxid = stat.getCzxid();
-      version = stat.getVersion();
-      holdCount = 1;
-      this.description = description;
-      uncertain = false;
-      return true;
-    }
-
-    /**
-     * Records a node of this owner found after a create whose answer was lost; its data is read
-     * before it is changed ({@code version} -1).
-     *
-     * @return false if detached: the caller must delete {@code path}
-     */
-    synchronized boolean adopt(String path, Stat stat) {
-      if (removed) {
-        return false;
-      }
-      node = path;
-      nodeSession = stat.getEphemeralOwner();
-      czxid = stat.getCzxid();
-      version = -1;
-      holdCount = 1;
-      return true;
-    }
-
-    /**
-     * Records the node of another client of the same owner id, after a write that counted this
-     * client's hold on it succeeded ({@code written} is that write's answer), unless the entry was
-     * detached.
-     *
-     * @return false if detached: the caller must take its hold back
-     */
-    synchronized boolean join(String path, Stat written, int holds, String description) {
-      if (removed) {
-        return false;
-      }
-      node = path;
-      nodeSession = written.getEphemeralOwner();
-      czxid = written.getCzxid();
-      version = written.getVersion();
-      holdCount = holds;
-      this.description = description;
-      prefetch = null;
-      return true;
-    }
-
-    /**
-     * Detaches the entry: nothing is tracked in it from now on.
-     *
-     * @param currentSession the session now current, or 0
-     * @return the node tracked, if it belongs to {@code currentSession} (alive, and for the caller
-     *     to delete), else null
-     */
-    synchronized @Nullable String detach(long currentSession) {
-      removed = true;
-      String tracked = node;
-      return tracked != null && currentSession != 0 && nodeSession == currentSession
-          ? tracked
-          : null;
-    }
-
-    void forgetNode() {
-      deleting = false;
-      node = null;
-      nodeSession = 0;
-      prefetch = null;
-      localHolds = 0;
-      watch = null;
-    }
   }
 }
