@@ -222,58 +222,6 @@ abstract class HeldLockStatements {
    */
   abstract void raiseBounds(Connection c, long horizonMillis) throws SQLException;
 
-  /**
-   * PostgreSQL: a column that bounds a granted session on the server, with one parameter, the
-   * client's trust horizon in milliseconds (text): {@code idleSetting} ({@code
-   * idle_session_timeout} for a session lock, {@code idle_in_transaction_session_timeout} for a row
-   * lock) and {@code tcp_user_timeout} are set to it, {@code tcp_keepalives_idle} to it in whole
-   * seconds (at most {@value #MAX_KEEPALIVE_IDLE_SECONDS}, Linux's limit; {@code tcp_user_timeout}
-   * still keeps the socket that long on Linux). The database ends a session that idles past the
-   * idle limit, so a holder whose process hangs or whose network went silent (the server may never
-   * learn of a cut otherwise) holds the lock at most that long; and no bound ends it before the
-   * client stopped trusting its lease (the horizon is the longest lease plus a margin). {@code
-   * set_config(..., false)} lasts for the session; a rolled-back transaction undoes it, and {@link
-   * #pgResets} undoes it at release.
-   */
-  static String pgBounds(String idleSetting) {
-    return ", (SELECT set_config('"
-        + idleSetting
-        + "', b.ms::text, false) || set_config('tcp_keepalives_idle',"
-        + " LEAST("
-        + MAX_KEEPALIVE_IDLE_SECONDS
-        + ", CEIL(b.ms / 1000.0))::bigint::text, false) || set_config('tcp_keepalives_interval', '"
-        + KEEPALIVE_INTERVAL_SECONDS
-        + "', false) || set_config('tcp_keepalives_count', '"
-        + KEEPALIVE_COUNT
-        + "', false) || set_config('tcp_user_timeout', b.ms::text, false)"
-        + " FROM (SELECT LEAST(2147483647, CAST(? AS bigint)) AS ms) b)";
-  }
-
-  /** PostgreSQL: statements that undo {@link #pgBounds}, appended to the release. */
-  static String pgResets(String idleSetting) {
-    return "; RESET "
-        + idleSetting
-        + "; RESET tcp_keepalives_idle; RESET tcp_keepalives_interval;"
-        + " RESET tcp_keepalives_count; RESET tcp_user_timeout";
-  }
-
-  /** PostgreSQL: {@link #pgBounds} on a held connection, with the horizon as its one parameter. */
-  void pgRaiseBounds(Connection c, String idleSetting, long horizonMillis) throws SQLException {
-    execute(c, "SELECT 1" + pgBounds(idleSetting), Long.toString(horizonMillis));
-  }
-
-  static final int MAX_KEEPALIVE_IDLE_SECONDS = 32767;
-  static final int KEEPALIVE_INTERVAL_SECONDS = 2;
-  static final int KEEPALIVE_COUNT = 3;
-
-  /** MariaDB: the idle limit in whole seconds (at least one), for {@code wait_timeout}. */
-  static long mariaDbIdleSeconds(long idleMillis) {
-    // Rounded up, so never below the horizon; MariaDB's ceiling is one year.
-    return Math.min(MARIADB_MAX_WAIT_TIMEOUT, Math.max(1, (idleMillis + 999) / 1000));
-  }
-
-  static final long MARIADB_MAX_WAIT_TIMEOUT = 31_536_000;
-
   protected PreparedStatement prepare(Connection c, String sql) throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);
     ps.setQueryTimeout(queryTimeoutSeconds);

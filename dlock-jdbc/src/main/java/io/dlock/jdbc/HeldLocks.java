@@ -21,9 +21,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,6 +68,7 @@ final class HeldLocks implements AutoCloseable {
 
   private final HeldLockStatements statements;
   private final Connections connections;
+  private final GrantRecords records;
   private final ThreadPoolExecutor io;
   private final int networkTimeoutMillis;
   private final ScheduledExecutorService timer;
@@ -77,7 +76,7 @@ final class HeldLocks implements AutoCloseable {
   private final int maxHeldLocks;
   private final long heartbeatNanos;
   private final Duration retryBound;
-  private final ConcurrentHashMap<String, Holding> holdings = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, HeldGrant> holdings = new ConcurrentHashMap<>();
   private volatile @Nullable BackendEvents events;
 
   HeldLocks(
@@ -89,6 +88,7 @@ final class HeldLocks implements AutoCloseable {
       String threadName) {
     this.statements = statements;
     this.connections = connections;
+    this.records = new GrantRecords(statements, connections);
     this.networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, networkTimeout.toMillis());
     AtomicInteger ioThreads = new AtomicInteger();
     // Unbounded in threads but not in time: each task does I/O on one grant connection, bounded by
@@ -130,82 +130,13 @@ final class HeldLocks implements AutoCloseable {
     this.events = events;
   }
 
-  /** One lock held on its own connection. State changes happen under {@link #io}. */
-  private final class Holding {
-    final String name;
-    final String owner;
-    final long token;
-    final Connection connection;
-    final int poolNetworkTimeout;
-    final ReentrantLock io = new ReentrantLock();
-    final AtomicBoolean checking = new AtomicBoolean();
-    int holds = 1;
-    boolean released;
-    boolean dead;
-    boolean reported;
-    boolean slotHeld = true;
-
-    /**
-     * Set when the last hold's release is asked for ({@link #releaseRequested}) or begins: renewal
-     * need not wait for it, and re-entry must not join it.
-     */
-    volatile boolean releasing;
-
-    /**
-     * The trust horizon the server's bounds on this session cover now (see {@link #horizonMillis});
-     * raised, never lowered, when a re-entry brings a longer lease. Under {@link #io}.
-     */
-    long boundMillis;
-
-    /** Whether a renewal ran: its renewals then report the connection's death (TAKEN_OVER). */
-    volatile boolean renewed;
-
-    volatile long leaseEndNanos;
-    volatile long confirmedNanos;
-    @Nullable ScheduledFuture<?> endCheck;
-
-    Holding(
-        String name,
-        String owner,
-        long token,
-        Connection connection,
-        int poolNetworkTimeout,
-        long leaseNanos) {
-      this.name = name;
-      this.owner = owner;
-      this.token = token;
-      this.connection = connection;
-      this.poolNetworkTimeout = poolNetworkTimeout;
-      long now = System.nanoTime();
-      this.leaseEndNanos = now + leaseNanos;
-      this.confirmedNanos = now;
-    }
-
-    /** Extends the lease kept here; never shortens it (another hold may need it longer). */
-    void extend(long leaseNanos) {
-      long end = System.nanoTime() + leaseNanos;
-      if (end - leaseEndNanos > 0) {
-        leaseEndNanos = end;
-      }
-    }
-
-    /** Gives the connection up, physically closed, and its slot back; once. Under {@link #io}. */
-    void dropConnection() {
-      if (slotHeld) {
-        slotHeld = false;
-        connections.discard(connection);
-        slots.release();
-      }
-    }
-  }
-
   // ---- the primitives ---------------------------------------------------------------------
 
   AcquireResult tryAcquire(String name, String owner, long leaseMillis, String holder)
       throws SQLException {
     long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-    Holding current = holdings.get(name);
-    Holding deadHold = null;
+    HeldGrant current = holdings.get(name);
+    HeldGrant deadHold = null;
     if (current != null) {
       current.io.lock();
       try {
@@ -276,21 +207,16 @@ final class HeldLocks implements AutoCloseable {
         // once per heartbeat interval (PostgreSQL's NOTIFY wakes waiters sooner on a release).
         return new AcquireResult.Held(retryBound);
       }
-      if (statements.recordsApart()) {
-        try (Connection other = connections.open()) {
-          if (!other.getAutoCommit()) {
-            other.setAutoCommit(true);
-          }
-          if (!statements.record(other, name, owner, holder, granted, leaseMillis)) {
-            // Another grant's record is live: its holder may still trust a lock that the server
-            // freed with its session. Undone by discarding the connection; asked again later.
-            return new AcquireResult.Held(retryBound);
-          }
-        }
+      if (!records.record(name, owner, holder, granted, leaseMillis)) {
+        // Another grant's record is live: its holder may still trust a lock that the server
+        // freed with its session. Undone by discarding the connection; asked again later.
+        return new AcquireResult.Held(retryBound);
       }
-      Holding fresh = new Holding(name, owner, granted.token(), c, poolNetworkTimeout, leaseNanos);
+      HeldGrant fresh =
+          new HeldGrant(
+              name, owner, granted.token(), c, poolNetworkTimeout, leaseNanos, connections, slots);
       fresh.boundMillis = horizonMillis(leaseMillis);
-      Holding stale = holdings.put(name, fresh);
+      HeldGrant stale = holdings.put(name, fresh);
       if (stale != null) {
         log.debug("Replaced the dead hold of '{}' by a new grant", name);
       }
@@ -309,7 +235,8 @@ final class HeldLocks implements AutoCloseable {
         slots.release();
         if (deadHold != null) {
           sendLost(deadHold);
-          clearRecord(deadHold); // its holds are told: its record need not hold the lock any more
+          // its holds are told: its record need not hold the lock any more
+          records.clearRecord(deadHold);
         }
       }
     }
@@ -324,7 +251,7 @@ final class HeldLocks implements AutoCloseable {
    * owner could re-enter the grant before its queued release ran, and then lose it unawares.)
    */
   void releaseRequested(String name, String owner, long token) {
-    Holding h = holdings.get(name);
+    HeldGrant h = holdings.get(name);
     if (h != null && h.token == token && h.owner.equals(owner) && !owner.startsWith("o:")) {
       h.releasing = true;
     }
@@ -337,7 +264,7 @@ final class HeldLocks implements AutoCloseable {
    * connection confirmed the grant, so that a release that finds it gone says so.
    */
   ReleaseResult release(String name, String owner, long token) throws SQLException {
-    Holding h = holdings.get(name);
+    HeldGrant h = holdings.get(name);
     if (h == null || !h.owner.equals(owner) || h.token != token) {
       return ReleaseResult.NOT_HELD;
     }
@@ -383,7 +310,7 @@ final class HeldLocks implements AutoCloseable {
    * After the unlock of {@code h}: undoes the session's settings and gives the connection back to
    * the pool, or discards it if that fails (its settings are unknown). Under {@code h.io}.
    */
-  private void giveBackUnbound(Holding h) {
+  private void giveBackUnbound(HeldGrant h) {
     try {
       statements.unbound(h.connection);
       h.slotHeld = false;
@@ -399,15 +326,15 @@ final class HeldLocks implements AutoCloseable {
    * A lock whose connection died: not held, if the database says so by answering. Its record is
    * cleared once every hold of it is told (the one released here, and any other of its owner id).
    */
-  private ReleaseResult goneUnlessUnreachable(Holding h) throws SQLException {
+  private ReleaseResult goneUnlessUnreachable(HeldGrant h) throws SQLException {
     h.dropConnection();
     if (connections.reachable()) {
       if (h.holds <= 1) {
-        clearRecord(h); // the hold released here was the last
+        records.clearRecord(h); // the hold released here was the last
       } else if (!h.reported) {
         h.reported = true; // the other holds of its owner id: told before the record is cleared
         sendLost(h);
-        clearRecord(h);
+        records.clearRecord(h);
       } // else another thread tells them, and clears the record then
       return ReleaseResult.NOT_HELD; // the database ended the session and freed the lock
     }
@@ -423,7 +350,7 @@ final class HeldLocks implements AutoCloseable {
     Boolean reachable = null;
     boolean unsure = false;
     for (HeldLease lease : leases) {
-      Holding h = holdings.get(lease.lockName());
+      HeldGrant h = holdings.get(lease.lockName());
       if (h == null || !h.owner.equals(lease.owner()) || h.token != lease.fencingToken()) {
         gone.add(lease); // not this grant: it ended, whatever holds the name now
         continue;
@@ -442,7 +369,7 @@ final class HeldLocks implements AutoCloseable {
           try {
             statements.heartbeat(h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
             h.confirmedNanos = sentAt;
-            if (recordLease(h, lease.lease().toMillis())) {
+            if (records.recordLease(h, lease.lease().toMillis())) {
               h.renewed = true;
               h.extend(lease.lease().toNanos());
             } else {
@@ -460,12 +387,12 @@ final class HeldLocks implements AutoCloseable {
         reachable = connections.reachable();
       }
       if (reachable) {
-        if (recordStillTheGrants(h) && report(h)) {
+        if (records.recordStillTheGrants(h) && report(h)) {
           // The server ended the session (a restart, a kill, a timeout): the holder is told here,
           // before its record is cleared and so lets another client have the lock. A record
           // cleared by someone else (a forced release) is a take-over, which the core reports.
           // Only the thread that told the holds clears the record, once they are told.
-          clearRecord(h);
+          records.clearRecord(h);
         }
         gone.add(lease);
       } else {
@@ -488,7 +415,7 @@ final class HeldLocks implements AutoCloseable {
    *
    * @return false if the grant is being released
    */
-  private boolean lockForRenewal(Holding h) {
+  private boolean lockForRenewal(HeldGrant h) {
     while (true) {
       if (h.releasing) {
         return false;
@@ -524,7 +451,7 @@ final class HeldLocks implements AutoCloseable {
    *
    * @return false if the connection is dead (marked so)
    */
-  private boolean coverLease(Holding h, long leaseMillis) {
+  private boolean coverLease(HeldGrant h, long leaseMillis) {
     long horizon = horizonMillis(leaseMillis);
     if (horizon <= h.boundMillis) {
       return true;
@@ -573,7 +500,7 @@ final class HeldLocks implements AutoCloseable {
    * Whether the grant's connection answers a heartbeat now (so the database still holds its lock);
    * marks it dead if not. Under {@code h.io}.
    */
-  private boolean confirm(Holding h, long leaseMillis) {
+  private boolean confirm(HeldGrant h, long leaseMillis) {
     long sentAt = System.nanoTime();
     try {
       statements.heartbeat(h.connection, h.name, h.owner, h.token, leaseMillis);
@@ -586,46 +513,16 @@ final class HeldLocks implements AutoCloseable {
   }
 
   /**
-   * Moves the recorded lease end of {@code h} to {@code leaseMillis} from now where the mode
-   * records apart (row mode; session mode did in the heartbeat), before the client extends its
-   * trust: the record must outlast the lease the holder trusts. Under {@code h.io}.
-   *
-   * @return false if it could not be confirmed (the database did not answer)
-   * @throws SQLException if the record is no longer the grant's
-   */
-  private boolean recordLease(Holding h, long leaseMillis) throws SQLException {
-    if (!statements.recordsApart()) {
-      return true;
-    }
-    boolean recorded;
-    try (Connection other = connections.open()) {
-      if (!other.getAutoCommit()) {
-        other.setAutoCommit(true);
-      }
-      recorded = statements.renewRecord(other, h.name, h.owner, h.token, leaseMillis);
-    } catch (SQLException e) {
-      log.debug("Could not move the record of '{}': {}", h.name, e.toString());
-      return false;
-    }
-    if (!recorded) {
-      throw new SQLException(
-          "the record of the grant of '" + h.name + "' (token " + h.token + ") was cleared",
-          "08003");
-    }
-    return true;
-  }
-
-  /**
-   * {@link #recordLease}, marking {@code h} dead if the record is not the grant's.
+   * {@link GrantRecords#recordLease}, marking {@code h} dead if the record is not the grant's.
    *
    * @throws SQLException if the record could not be confirmed: the grant lives, and the re-entry
    *     fails (never taken for a loss)
    */
-  private boolean recordLeaseOrMarkDead(Holding h, long leaseMillis, String name)
+  private boolean recordLeaseOrMarkDead(HeldGrant h, long leaseMillis, String name)
       throws SQLException {
     boolean recorded;
     try {
-      recorded = recordLease(h, leaseMillis);
+      recorded = records.recordLease(h, leaseMillis);
     } catch (SQLException e) {
       markDead(h, e);
       return false;
@@ -637,33 +534,7 @@ final class HeldLocks implements AutoCloseable {
     return true;
   }
 
-  /**
-   * Clears the record of {@code h}, once every hold of it stopped trusting it (released, or told it
-   * is lost), so that the next grant need not wait for its recorded lease end. Best effort: if it
-   * fails, the record ends with its lease.
-   */
-  private void clearRecord(Holding h) {
-    try (Connection other = connections.open()) {
-      if (!other.getAutoCommit()) {
-        other.setAutoCommit(true);
-      }
-      statements.clearRecord(other, h.name, h.token);
-    } catch (SQLException e) {
-      log.debug("Could not clear the record of '{}': {}", h.name, e.toString());
-    }
-  }
-
-  /** Whether the record of {@code h} is still its grant's (uncleared); false if unknown. */
-  private boolean recordStillTheGrants(Holding h) {
-    try (Connection other = connections.open()) {
-      return statements.recordHeld(other, h.name, h.token);
-    } catch (SQLException e) {
-      log.debug("Could not read the record of '{}': {}", h.name, e.toString());
-      return false;
-    }
-  }
-
-  private void markDead(Holding h, Exception cause) {
+  private void markDead(HeldGrant h, Exception cause) {
     if (!h.dead) {
       h.dead = true;
       log.debug("The connection holding '{}' is dead: {}", h.name, cause.toString());
@@ -674,7 +545,7 @@ final class HeldLocks implements AutoCloseable {
 
   // ---- lease end and heartbeat --------------------------------------------------------------
 
-  private void scheduleEndCheck(Holding h) {
+  private void scheduleEndCheck(HeldGrant h) {
     long delay = Math.max(0, h.leaseEndNanos - System.nanoTime());
     try {
       h.endCheck = timer.schedule(() -> runOnExecutor(() -> endIfRunOut(h)), delay, NANOS);
@@ -685,7 +556,7 @@ final class HeldLocks implements AutoCloseable {
 
   private static final TimeUnit NANOS = TimeUnit.NANOSECONDS;
 
-  private void cancelEndCheck(Holding h) {
+  private void cancelEndCheck(HeldGrant h) {
     ScheduledFuture<?> check = h.endCheck;
     if (check != null) {
       check.cancel(false);
@@ -693,7 +564,7 @@ final class HeldLocks implements AutoCloseable {
   }
 
   /** Releases a lock whose lease ran out without renewal, as a lease row would expire. */
-  private void endIfRunOut(Holding h) {
+  private void endIfRunOut(HeldGrant h) {
     h.io.lock();
     try {
       if (h.released || h.dead) {
@@ -721,7 +592,7 @@ final class HeldLocks implements AutoCloseable {
 
   private void heartbeatTick() {
     long now = System.nanoTime();
-    for (Holding h : holdings.values()) {
+    for (HeldGrant h : holdings.values()) {
       // Every connection that nothing confirmed for half an interval, renewed or not: a renewal
       // interval may be far longer than the server's idle limit of the grant's first (shortest)
       // hold, and the server must never find a live holder idle. Dead connections are reported,
@@ -742,7 +613,7 @@ final class HeldLocks implements AutoCloseable {
   }
 
   /** Checks one lock's connection; reports the lease lost if the database freed it. */
-  private void check(Holding h) {
+  private void check(HeldGrant h) {
     h.io.lock();
     try {
       if (h.released) {
@@ -763,7 +634,7 @@ final class HeldLocks implements AutoCloseable {
       h.io.unlock();
     }
     if (!h.renewed && connections.reachable() && report(h)) {
-      clearRecord(h); // the holds are told: the record need not hold the lock any more
+      records.clearRecord(h); // the holds are told: the record need not hold the lock any more
     }
     // Unreachable: the next tick asks again; the core ends the lease when it runs out.
   }
@@ -773,7 +644,7 @@ final class HeldLocks implements AutoCloseable {
    *
    * @return whether this call told them (and so may clear the record)
    */
-  private boolean report(Holding h) {
+  private boolean report(HeldGrant h) {
     if (claimReport(h)) {
       sendLost(h);
       return true;
@@ -782,7 +653,7 @@ final class HeldLocks implements AutoCloseable {
   }
 
   /** Whether the loss of {@code h} is still to be reported; the caller then reports it, once. */
-  private boolean claimReport(Holding h) {
+  private boolean claimReport(HeldGrant h) {
     h.io.lock();
     try {
       if (h.reported || h.released) {
@@ -795,7 +666,7 @@ final class HeldLocks implements AutoCloseable {
     }
   }
 
-  private void sendLost(Holding h) {
+  private void sendLost(HeldGrant h) {
     BackendEvents sink = events;
     if (sink != null) {
       sink.leaseLost(
@@ -832,7 +703,7 @@ final class HeldLocks implements AutoCloseable {
   public void close() {
     timer.shutdownNow();
     io.shutdown();
-    for (Holding h : holdings.values()) {
+    for (HeldGrant h : holdings.values()) {
       h.io.lock();
       try {
         h.released = true;

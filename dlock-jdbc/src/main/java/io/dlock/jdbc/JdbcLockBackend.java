@@ -79,6 +79,7 @@ public final class JdbcLockBackend implements LockBackend {
       JdbcLockSettings settings,
       DataSource dataSource,
       @Nullable HikariDataSource ownPool,
+      JdbcDialect dialect,
       LockStatements statements,
       @Nullable HeldLockStatements heldStatements) {
     this.settings = settings;
@@ -101,11 +102,12 @@ public final class JdbcLockBackend implements LockBackend {
               return t;
             });
     ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
+    Optional<String> channel = dialect.releaseChannel(settings.table());
     this.signals =
-        statements instanceof PostgresStatements pg
+        channel.isPresent()
             ? new PostgresReleaseSignals(
                 dataSource,
-                pg.channel(),
+                channel.get(),
                 releaseListeners::get,
                 this::wakeAllWatchers,
                 pooled::discard,
@@ -193,37 +195,15 @@ public final class JdbcLockBackend implements LockBackend {
     return props;
   }
 
-  /** The statements of a connection-bound mode on this dialect; H2 has no session locks. */
+  /** The statements of a connection-bound mode on this dialect; none for lease rows. */
   private static @Nullable HeldLockStatements heldStatementsFor(
-      JdbcLockSettings settings, LockStatements statements, Connection c) throws SQLException {
+      JdbcLockSettings settings, JdbcDialect dialect, Connection c) throws SQLException {
     String table = settings.table();
     Duration timeout = settings.statementTimeout();
     return switch (settings.mode()) {
       case LEASE_ROW -> null;
-      case SESSION -> {
-        if (statements instanceof PostgresStatements pg) {
-          yield new SessionLockStatements.Postgres(
-              table, timeout, pg.channel(), c.getMetaData().getDatabaseMajorVersion());
-        }
-        if (statements instanceof MariaDbStatements) {
-          yield new SessionLockStatements.MariaDb(table, timeout);
-        }
-        throw new IllegalArgumentException(
-            "mode SESSION needs session-level (advisory) locks, which "
-                + statements.dialect()
-                + " lacks; use mode LEASE_ROW or ROW on "
-                + statements.dialect());
-      }
-      case ROW -> {
-        if (statements instanceof PostgresStatements pg) {
-          yield new RowLockStatements.Postgres(
-              table, timeout, pg.channel(), c.getMetaData().getDatabaseMajorVersion());
-        }
-        if (statements instanceof MariaDbStatements) {
-          yield new RowLockStatements.MariaDb(table, timeout);
-        }
-        yield new RowLockStatements.H2(table, timeout);
-      }
+      case SESSION -> dialect.sessionLockStatements(table, timeout, c);
+      case ROW -> dialect.rowLockStatements(table, timeout, c);
     };
   }
 
@@ -247,9 +227,10 @@ public final class JdbcLockBackend implements LockBackend {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
+      JdbcDialect dialect = JdbcDialect.detect(c);
       LockStatements statements =
-          LockStatements.detect(c, settings.table(), settings.statementTimeout());
-      HeldLockStatements held = heldStatementsFor(settings, statements, c);
+          dialect.leaseRowStatements(settings.table(), settings.statementTimeout());
+      HeldLockStatements held = heldStatementsFor(settings, dialect, c);
       if (settings.createSchema()) {
         try {
           probe(c, statements, held);
@@ -260,7 +241,7 @@ public final class JdbcLockBackend implements LockBackend {
         }
       }
       probe(c, statements, held);
-      return new JdbcLockBackend(settings, dataSource, ownPool, statements, held);
+      return new JdbcLockBackend(settings, dataSource, ownPool, dialect, statements, held);
     } catch (SQLException e) {
       closeQuietly(ownPool);
       throw new BackendUnavailableException(

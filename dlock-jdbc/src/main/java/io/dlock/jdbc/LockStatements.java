@@ -5,7 +5,6 @@ import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.ReleaseResult;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -358,33 +357,5 @@ abstract class LockStatements {
       ps.setLong(3, token);
       return ps.executeUpdate();
     }
-  }
-
-  /** The dialect of the database behind {@code c}, from its metadata. */
-  static LockStatements detect(Connection c, String table, Duration statementTimeout)
-      throws SQLException {
-    DatabaseMetaData meta = c.getMetaData();
-    String product = meta.getDatabaseProductName();
-    String lower = product == null ? "" : product.toLowerCase(Locale.ROOT);
-    if (lower.contains("postgresql")) {
-      return new PostgresStatements(table, statementTimeout);
-    }
-    if (lower.contains("mariadb")
-        || lower.contains("mysql") && meta.getDatabaseProductVersion().contains("MariaDB")) {
-      return new MariaDbStatements(table, statementTimeout);
-    }
-    if (lower.equals("h2")) {
-      return new H2Statements(table, statementTimeout);
-    }
-    throw new IllegalArgumentException(
-        "dataSource must lead to PostgreSQL, MariaDB or H2, but the database is '"
-            + product
-            + " "
-            + meta.getDatabaseProductVersion()
-            + "'"
-            + (lower.contains("mysql")
-                ? " (MySQL lacks the sequences and INSERT ... RETURNING that one-statement"
-                    + " acquisition needs; see docs/jdbc.md)"
-                : ""));
   }
 }

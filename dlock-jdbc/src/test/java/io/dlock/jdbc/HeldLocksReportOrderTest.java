@@ -78,7 +78,7 @@ class HeldLocksReportOrderTest {
           }
         };
     RowLockStatements statements =
-        new RowLockStatements.H2(TestDatabases.TABLE, Duration.ofSeconds(5));
+        new H2RowLockStatements(TestDatabases.TABLE, Duration.ofSeconds(5));
     try (HeldLocks held =
         new HeldLocks(
             statements, connections, Duration.ofSeconds(6), 4, Duration.ofMinutes(1), "test")) {

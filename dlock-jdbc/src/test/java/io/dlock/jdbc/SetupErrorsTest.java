@@ -79,7 +79,7 @@ class SetupErrorsTest {
     String url = TestDatabases.postgres();
     JdbcLockSettings settings = TestDatabases.settings(url, JdbcLockMode.SESSION);
     String name = "collision-" + java.util.UUID.randomUUID();
-    String key = Long.toString(SessionLockStatements.Postgres.key(name));
+    String key = Long.toString(PostgresSessionLockStatements.key(name));
     try (LockClient client = JdbcLocks.newClient(settings, LockClientOptions.defaults());
         Connection c = DriverManager.getConnection(url)) {
       // A record of another name with the same key, as a real 64-bit hash collision would leave.

@@ -12,13 +12,13 @@ import java.time.Duration;
  * when another owner holds the lock a second query reads the holder's remaining lease (in process,
  * so the extra call costs no network round trip).
  */
-final class H2Statements extends LockStatements {
-  private static final String NOW = "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)";
+final class H2LeaseRowStatements extends LockStatements {
+  private static final String NOW = H2Dialect.NOW_MILLIS;
 
   private final String acquire;
   private final String remaining;
 
-  H2Statements(String table, Duration statementTimeout) {
+  H2LeaseRowStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
     this.acquire =
         """
@@ -50,7 +50,7 @@ final class H2Statements extends LockStatements {
 
   @Override
   String dialect() {
-    return "H2";
+    return H2Dialect.NAME;
   }
 
   @Override

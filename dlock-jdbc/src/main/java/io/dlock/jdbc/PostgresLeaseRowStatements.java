@@ -19,8 +19,8 @@ import java.util.Set;
  * release deletes or decrements and sends {@code NOTIFY} in the same statement (delivered at
  * commit); renewal updates a whole batch through {@code unnest} of arrays.
  */
-final class PostgresStatements extends LockStatements {
-  private static final String NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
+final class PostgresLeaseRowStatements extends LockStatements {
+  private static final String NOW = PostgresDialect.NOW_MILLIS;
 
   private final String acquire;
   private final String release;
@@ -28,9 +28,9 @@ final class PostgresStatements extends LockStatements {
   private final String channel;
   private final int tableKey;
 
-  PostgresStatements(String table, Duration statementTimeout) {
+  PostgresLeaseRowStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
-    this.channel = "dlock_" + table;
+    this.channel = PostgresDialect.channel(table);
     this.tableKey = firstInt(SessionLockStatements.sha256("dlock-order:" + table));
     // Fencing order: the statement first takes a transaction lock of the name (held until its
     // commit, so for microseconds), and only then draws the token. Without it, the INSERT draws
@@ -97,7 +97,7 @@ final class PostgresStatements extends LockStatements {
 
   @Override
   String dialect() {
-    return "PostgreSQL";
+    return PostgresDialect.NAME;
   }
 
   @Override
@@ -123,11 +123,6 @@ final class PostgresStatements extends LockStatements {
       ps.setString(2, name);
       ps.execute();
     }
-  }
-
-  /** The NOTIFY channel of this table's releases; the payload is the lock name. */
-  String channel() {
-    return channel;
   }
 
   /**

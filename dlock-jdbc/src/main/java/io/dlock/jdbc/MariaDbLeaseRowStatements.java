@@ -23,15 +23,14 @@ import java.time.Duration;
  * session's time zone, so clients with different time zones agree on expiry; like {@code NOW()}, it
  * is the same throughout one statement.
  */
-final class MariaDbStatements extends LockStatements {
-  private static final String NOW =
-      "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
+final class MariaDbLeaseRowStatements extends LockStatements {
+  private static final String NOW = MariaDbDialect.NOW_MILLIS;
 
   private final String acquire;
   private final String drawToken;
   private final String readToken;
 
-  MariaDbStatements(String table, Duration statementTimeout) {
+  MariaDbLeaseRowStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
     this.acquire =
         """
@@ -62,7 +61,7 @@ final class MariaDbStatements extends LockStatements {
 
   @Override
   String dialect() {
-    return "MariaDB";
+    return MariaDbDialect.NAME;
   }
 
   @Override

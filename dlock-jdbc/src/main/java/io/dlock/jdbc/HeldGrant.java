@@ -1,0 +1,90 @@
+package io.dlock.jdbc;
+
+import java.sql.Connection;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One lock of {@link HeldLocks} held on its own connection: the grant, its hold count, the lease
+ * kept by the client and the state of its connection. State changes happen under {@link #io}.
+ */
+final class HeldGrant {
+  final String name;
+  final String owner;
+  final long token;
+  final Connection connection;
+  final int poolNetworkTimeout;
+  final ReentrantLock io = new ReentrantLock();
+  final AtomicBoolean checking = new AtomicBoolean();
+  int holds = 1;
+  boolean released;
+  boolean dead;
+  boolean reported;
+  boolean slotHeld = true;
+
+  /**
+   * Set when the last hold's release is asked for ({@link HeldLocks#releaseRequested}) or begins:
+   * renewal need not wait for it, and re-entry must not join it.
+   */
+  volatile boolean releasing;
+
+  /**
+   * The trust horizon the server's bounds on this session cover now (see {@link
+   * HeldLocks#horizonMillis}); raised, never lowered, when a re-entry brings a longer lease. Under
+   * {@link #io}.
+   */
+  long boundMillis;
+
+  /** Whether a renewal ran: its renewals then report the connection's death (TAKEN_OVER). */
+  volatile boolean renewed;
+
+  volatile long leaseEndNanos;
+  volatile long confirmedNanos;
+  @Nullable ScheduledFuture<?> endCheck;
+
+  /** Where {@link #dropConnection} gives the connection and its slot back: HeldLocks'. */
+  private final HeldLocks.Connections connections;
+
+  private final Semaphore slots;
+
+  HeldGrant(
+      String name,
+      String owner,
+      long token,
+      Connection connection,
+      int poolNetworkTimeout,
+      long leaseNanos,
+      HeldLocks.Connections connections,
+      Semaphore slots) {
+    this.name = name;
+    this.owner = owner;
+    this.token = token;
+    this.connection = connection;
+    this.poolNetworkTimeout = poolNetworkTimeout;
+    this.connections = connections;
+    this.slots = slots;
+    long now = System.nanoTime();
+    this.leaseEndNanos = now + leaseNanos;
+    this.confirmedNanos = now;
+  }
+
+  /** Extends the lease kept here; never shortens it (another hold may need it longer). */
+  void extend(long leaseNanos) {
+    long end = System.nanoTime() + leaseNanos;
+    if (end - leaseEndNanos > 0) {
+      leaseEndNanos = end;
+    }
+  }
+
+  /** Gives the connection up, physically closed, and its slot back; once. Under {@link #io}. */
+  void dropConnection() {
+    if (slotHeld) {
+      slotHeld = false;
+      connections.discard(connection);
+      slots.release();
+    }
+  }
+}
