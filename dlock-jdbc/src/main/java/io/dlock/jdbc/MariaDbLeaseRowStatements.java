@@ -15,7 +15,7 @@ import java.time.Duration;
  *
  * <p>The fencing token is drawn only once this statement holds the row: in {@code ON DUPLICATE KEY
  * UPDATE} (which runs under the row's exclusive lock), or, for a row this statement inserted (with
- * token 0), by a second statement once the row is this owner's ({@link #acquire}). A token drawn in
+ * token 0), by an update of it in the same transaction, under the insert's lock. A token drawn in
  * {@code VALUES} would be drawn before the row is locked or the duplicate found: an acquisition
  * delayed after drawing could be granted a lower token than a grant made meanwhile.
  *
@@ -55,8 +55,8 @@ final class MariaDbLeaseRowStatements extends LockStatements {
             + table
             + " SET token = NEXTVAL("
             + table
-            + "_fence) WHERE name = ? AND owner = ? AND token = 0";
-    this.readToken = "SELECT token FROM " + table + " WHERE name = ? AND owner = ?";
+            + "_fence) WHERE name = ? AND token = 0";
+    this.readToken = "SELECT token FROM " + table + " WHERE name = ?";
   }
 
   @Override
@@ -80,21 +80,32 @@ final class MariaDbLeaseRowStatements extends LockStatements {
     return "SELECT NEXTVAL(" + table + "_fence)";
   }
 
-  /**
-   * One statement, in autocommit, takes the row or finds it held. A row it inserted has token 0
-   * until a second statement draws the token under the row's lock: the row is this owner's from the
-   * insert on, so no other grant of the lock can draw a token in between, and tokens follow the
-   * order of the grants. Two statements in autocommit, not a transaction: an explicit one cost four
-   * more round trips (autocommit off and on, the commit, a read), which with a slow network made a
-   * grant arrive after its lease (the fault suite's {@code delay} scenario). Should the client fail
-   * between the two, the row keeps token 0 and the lock until its lease ends, as a dead holder's
-   * would; another client of the same owner id draws the token itself (only a row with token 0 is
-   * drawn for, so a token is drawn once).
-   */
   @Override
   AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
-    int holds;
+    // One transaction: a row inserted here stays locked until its token is drawn.
+    c.setAutoCommit(false);
+    boolean done = false;
+    try {
+      AcquireResult result = upsert(c, name, owner, holder, leaseMillis);
+      c.commit();
+      done = true;
+      return result;
+    } finally {
+      if (!done) {
+        try {
+          c.rollback();
+        } catch (SQLException ignored) {
+          // the connection is broken; the pool discards it
+        }
+      }
+      c.setAutoCommit(true);
+    }
+  }
+
+  private AcquireResult upsert(
+      Connection c, String name, String owner, String holder, long leaseMillis)
+      throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {
       ps.setString(1, name);
       ps.setString(2, owner);
@@ -108,31 +119,25 @@ final class MariaDbLeaseRowStatements extends LockStatements {
           return new AcquireResult.Held(Duration.ofMillis(Math.max(0, rs.getLong(4))));
         }
         long token = rs.getLong(3);
-        holds = rs.getInt(2);
-        if (token != 0) {
-          return new AcquireResult.Granted(token, holds);
-        }
+        int holds = rs.getInt(2);
+        return new AcquireResult.Granted(token != 0 ? token : drawToken(c, name), holds);
       }
     }
-    long token = drawToken(c, name, owner);
-    // 0: the row is gone or another owner's (forced release, or a lease that ended in between).
-    return token != 0
-        ? new AcquireResult.Granted(token, holds)
-        : new AcquireResult.Held(Duration.ZERO);
   }
 
-  /** Draws the token of this owner's row if none is drawn yet, and reads it; 0 if not its row. */
-  private long drawToken(Connection c, String name, String owner) throws SQLException {
+  /** Draws the token of a row this transaction inserted, which it holds locked. */
+  private long drawToken(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = prepare(c, drawToken)) {
       ps.setString(1, name);
-      ps.setString(2, owner);
       ps.executeUpdate();
     }
     try (PreparedStatement ps = prepare(c, readToken)) {
       ps.setString(1, name);
-      ps.setString(2, owner);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : 0;
+        if (!rs.next()) {
+          throw new SQLException("the lease row of '" + name + "' vanished inside its insert");
+        }
+        return rs.getLong(1);
       }
     }
   }
