@@ -28,7 +28,6 @@ final class MariaDbLeaseRowStatements extends LockStatements {
 
   private final String acquire;
   private final String drawToken;
-  private final String readToken;
 
   MariaDbLeaseRowStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
@@ -50,13 +49,15 @@ final class MariaDbLeaseRowStatements extends LockStatements {
         RETURNING owner, holds, token, expires_at - %2$s
         """
             .formatted(table, NOW);
+    // Draws and reads in one statement: the row this transaction inserted (and holds locked) is
+    // always the duplicate here, so nothing is ever inserted by it that the transaction keeps.
     this.drawToken =
-        "UPDATE "
-            + table
-            + " SET token = NEXTVAL("
-            + table
-            + "_fence) WHERE name = ? AND token = 0";
-    this.readToken = "SELECT token FROM " + table + " WHERE name = ?";
+        """
+        INSERT INTO %1$s (name, owner, holds, token, expires_at) VALUES (?, '', 0, 0, 0)
+        ON DUPLICATE KEY UPDATE token = IF(token = 0, NEXTVAL(%1$s_fence), token)
+        RETURNING token
+        """
+            .formatted(table);
   }
 
   @Override
@@ -80,26 +81,32 @@ final class MariaDbLeaseRowStatements extends LockStatements {
     return "SELECT NEXTVAL(" + table + "_fence)";
   }
 
+  /**
+   * One transaction: a row inserted here stays locked until its token is drawn. Four round trips
+   * (autocommit off, the upsert, for a new row the draw, autocommit on, which commits), so that a
+   * grant over a slow network still arrives within its lease: six, with a separate commit and a
+   * draw and read apart, made grants arrive after a 2 s lease at 200 ms each way (the fault suite's
+   * {@code delay} scenario).
+   */
   @Override
   AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
       throws SQLException {
-    // One transaction: a row inserted here stays locked until its token is drawn.
     c.setAutoCommit(false);
-    boolean done = false;
+    boolean committed = false;
     try {
       AcquireResult result = upsert(c, name, owner, holder, leaseMillis);
-      c.commit();
-      done = true;
+      c.setAutoCommit(true); // commits the transaction (JDBC and MariaDB both say so)
+      committed = true;
       return result;
     } finally {
-      if (!done) {
+      if (!committed) {
         try {
           c.rollback();
         } catch (SQLException ignored) {
           // the connection is broken; the pool discards it
         }
+        c.setAutoCommit(true);
       }
-      c.setAutoCommit(true);
     }
   }
 
@@ -129,12 +136,8 @@ final class MariaDbLeaseRowStatements extends LockStatements {
   private long drawToken(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = prepare(c, drawToken)) {
       ps.setString(1, name);
-      ps.executeUpdate();
-    }
-    try (PreparedStatement ps = prepare(c, readToken)) {
-      ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
+        if (!rs.next() || rs.getLong(1) == 0) {
           throw new SQLException("the lease row of '" + name + "' vanished inside its insert");
         }
         return rs.getLong(1);
