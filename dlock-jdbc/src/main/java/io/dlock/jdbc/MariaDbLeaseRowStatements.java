@@ -102,10 +102,12 @@ final class MariaDbLeaseRowStatements extends LockStatements {
       if (!committed) {
         try {
           c.rollback();
+          c.setAutoCommit(true);
         } catch (SQLException ignored) {
-          // the connection is broken; the pool discards it
+          // A failed rollback leaves autocommit off: turning it on would commit what the
+          // transaction did. The pool rolls back or discards the connection; the caller gets the
+          // first failure.
         }
-        c.setAutoCommit(true);
       }
     }
   }
