@@ -8,6 +8,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
@@ -19,6 +20,10 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The Lettuce connections of one backend: a multiplexed command connection and a pub/sub
@@ -27,6 +32,12 @@ import java.util.List;
  * changes itself.
  */
 final class RedisConnections {
+  private static final org.slf4j.Logger log =
+      org.slf4j.LoggerFactory.getLogger(RedisConnections.class);
+
+  /** How long {@link #close} waits for the connections and the client to close. */
+  private static final Duration CLOSE_BOUND = Duration.ofSeconds(5);
+
   final RedisClusterAsyncCommands<String, String> commands;
   final StatefulRedisPubSubConnection<String, String> signals;
   final boolean cluster;
@@ -120,7 +131,7 @@ final class RedisConnections {
   /** What a client opened: the command interface, its connection, and the signal connection. */
   private record Opened(
       RedisClusterAsyncCommands<String, String> commands,
-      AutoCloseable connection,
+      StatefulConnection<String, String> connection,
       StatefulRedisPubSubConnection<String, String> signals) {}
 
   private static RedisConnections connect(
@@ -134,16 +145,7 @@ final class RedisConnections {
           opened.commands(),
           opened.signals(),
           cluster,
-          () -> {
-            try {
-              opened.signals().close();
-              opened.connection().close();
-            } catch (Exception e) {
-              // Closing a broken connection: nothing more to do.
-            } finally {
-              client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            }
-          });
+          () -> closeWithin(CLOSE_BOUND, opened, client));
     } catch (RuntimeException e) {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
       throw unreachable(settings, e);
@@ -181,5 +183,31 @@ final class RedisConnections {
 
   void close() {
     closer.run();
+  }
+
+  /**
+   * Closes the connections, then the client, waiting at most {@code bound}. Lettuce's own {@code
+   * close()} and {@code shutdown()} wait without bound and without heeding interrupts: a cluster
+   * connection's close was seen to wait forever in CI (after a test stopped a node), which hung the
+   * client's {@code close()} and with it the whole test run.
+   */
+  private static void closeWithin(Duration bound, Opened opened, AbstractRedisClient client) {
+    CompletableFuture<?> closed =
+        CompletableFuture.allOf(
+                opened.signals().closeAsync().exceptionally(e -> null),
+                opened.connection().closeAsync().exceptionally(e -> null))
+            .thenCompose(v -> client.shutdownAsync(0, 2, TimeUnit.SECONDS));
+    try {
+      closed.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      log.warn(
+          "The Redis client did not close within {}; it is left to end in the background", bound);
+      client.shutdownAsync(0, 2, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      // Closing broken connections: nothing more to do.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      client.shutdownAsync(0, 2, TimeUnit.SECONDS);
+    }
   }
 }
