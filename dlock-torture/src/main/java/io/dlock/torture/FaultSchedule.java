@@ -1,0 +1,193 @@
+package io.dlock.torture;
+
+import io.dlock.LockException;
+import io.dlock.LockInfo;
+import io.dlock.testkit.net.TcpProxy;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Injects a run's scenario over and over until the run's end. A fault aimed at a holder lands on
+ * the next worker to enter its critical section, while it holds; the probe then contends for its
+ * lock. After each fault, the probes are waited for and a lease of calm lets the workers settle.
+ */
+final class FaultSchedule {
+  private final RunSettings settings;
+  private final Target target;
+  private final FaultLog faults;
+  private final RegisterServer registers;
+  private final WorkerPool workers;
+  private final Probe probe;
+  private final WaiterPartition waiterPartition;
+
+  FaultSchedule(
+      RunSettings settings,
+      Target target,
+      FaultLog faults,
+      RegisterServer registers,
+      WorkerPool workers,
+      Probe probe,
+      WaiterPartition waiterPartition) {
+    this.settings = settings;
+    this.target = target;
+    this.faults = faults;
+    this.registers = registers;
+    this.workers = workers;
+    this.probe = probe;
+    this.waiterPartition = waiterPartition;
+  }
+
+  /** Injects faults until {@code end} (on the {@code System.nanoTime} clock). */
+  void injectUntil(long end) throws InterruptedException {
+    while (System.nanoTime() < end) {
+      injectOnce(end);
+    }
+  }
+
+  private void injectOnce(long end) throws InterruptedException {
+    Scenario scenario = settings.scenario();
+    switch (scenario) {
+      case CALM, CLOCK_OFFSET -> calm(Duration.ofNanos(Math.max(0, end - System.nanoTime())));
+      case KILL -> kill();
+      case PAUSE, SHORT_PAUSE -> pause(scenario == Scenario.PAUSE);
+      case RESTART -> restart();
+      case PARTITION -> partition();
+      case DELAY -> delay();
+      case WAITER_PARTITION -> {
+        if (waiterPartition.inject()) {
+          afterFault();
+        }
+      }
+      case MEMBER_PARTITION -> memberPartition();
+      case FORCE_RELEASE -> forceRelease();
+    }
+  }
+
+  /** SIGKILL of a holder, replaced by a fresh worker. */
+  private void kill() throws InterruptedException {
+    Optional<Map.Entry<String, String>> victim = victim();
+    if (victim.isEmpty()) {
+      return;
+    }
+    WorkerProcess w = workers.remove(victim.get().getKey());
+    w.process().destroyForcibly(); // SIGKILL
+    w.process().waitFor(10, TimeUnit.SECONDS);
+    faults.injected(Event.Kind.KILL, victim.get().getValue(), 0, w.id());
+    w.proxies().forEach(TcpProxy::close);
+    probe.contend(victim.get().getValue());
+    workers.spawn(0);
+    afterFault();
+  }
+
+  /** SIGSTOP of a holder, for twice the lease (past it) or a quarter of it, then SIGCONT. */
+  private void pause(boolean pastTheLease) throws InterruptedException {
+    Optional<Map.Entry<String, String>> victim = victim();
+    if (victim.isEmpty()) {
+      return;
+    }
+    Duration lease = settings.lease();
+    WorkerProcess w = workers.get(victim.get().getKey());
+    Duration pause = pastTheLease ? lease.multipliedBy(2) : lease.dividedBy(4);
+    w.signal("STOP");
+    faults.injected(Event.Kind.STOP, victim.get().getValue(), 0, w.id());
+    if (pastTheLease) {
+      probe.contend(victim.get().getValue());
+    }
+    calm(pause); // the pause itself
+    w.signal("CONT");
+    faults.append(Event.Kind.CONT, victim.get().getValue(), 0, w.id());
+    afterFault();
+  }
+
+  private void restart() throws InterruptedException {
+    faults.injected(Event.Kind.RESTART_BEGIN, "-", 0, target.restartDescription());
+    target.restart();
+    faults.append(Event.Kind.RESTART_END, "-", 0, "");
+    afterFault();
+  }
+
+  /** A holder's connections silenced for twice the lease, then healed. */
+  private void partition() throws InterruptedException {
+    Optional<Map.Entry<String, String>> victim = victim();
+    if (victim.isEmpty()) {
+      return;
+    }
+    WorkerProcess w = workers.get(victim.get().getKey());
+    w.proxies().forEach(TcpProxy::cut);
+    faults.injected(Event.Kind.CUT_BEGIN, victim.get().getValue(), 0, w.id());
+    probe.contend(victim.get().getValue());
+    calm(settings.lease().multipliedBy(2)); // the partition itself
+    w.proxies().forEach(TcpProxy::heal);
+    faults.append(Event.Kind.CUT_END, victim.get().getValue(), 0, w.id());
+    afterFault();
+  }
+
+  /** Every worker's connections delayed by a tenth of the lease each way, for twice the lease. */
+  private void delay() throws InterruptedException {
+    Duration lease = settings.lease();
+    long millis = lease.toMillis() / 10;
+    workers.delay(millis);
+    faults.injected(Event.Kind.DELAY_BEGIN, "-", 0, "all workers " + millis + " ms each way");
+    calm(lease.multipliedBy(2)); // the delay period itself
+    workers.delay(0);
+    faults.append(Event.Kind.DELAY_END, "-", 0, "");
+    afterFault();
+  }
+
+  /** One member of the backend cut off from the others for twice the lease, then healed. */
+  private void memberPartition() throws InterruptedException {
+    String cut = target.cutMember();
+    faults.injected(Event.Kind.MEMBER_CUT_BEGIN, "-", 0, cut);
+    String healed;
+    try {
+      calm(settings.lease().multipliedBy(2)); // the partition itself
+    } finally {
+      healed = target.healMembers();
+    }
+    faults.append(Event.Kind.MEMBER_CUT_END, "-", 0, healed);
+    afterFault();
+  }
+
+  /** A held lock deleted on the server, then granted at once to its holder's owner id elsewhere. */
+  private void forceRelease() throws InterruptedException {
+    Optional<Map.Entry<String, String>> victim = victim();
+    if (victim.isEmpty()) {
+      return;
+    }
+    WorkerProcess w = workers.get(victim.get().getKey());
+    String lock = victim.get().getValue();
+    Optional<LockInfo> was;
+    try {
+      was = probe.forceRelease(lock);
+    } catch (LockException e) {
+      faults.append(Event.Kind.FORCE_RELEASE, lock, 0, w.id() + " failed " + e);
+      return;
+    }
+    faults.injected(
+        Event.Kind.FORCE_RELEASE, lock, was.map(LockInfo::fencingToken).orElse(0L), w.id());
+    // At once, a grant to the victim's owner id through another client, held for a lease: the
+    // victim's late release (or renewal) of its deleted grant must not reach this one, else
+    // another owner is granted the lock while the probe holds it.
+    probe.contend(lock, w.ownerId(), settings.lease());
+    afterFault();
+  }
+
+  /** The next worker to enter its critical section, with the lock it holds. */
+  private Optional<Map.Entry<String, String>> victim() throws InterruptedException {
+    return registers.awaitEntry(workers.ids(), settings.lease().multipliedBy(5));
+  }
+
+  /** Between faults: wait for the probes, then a lease of calm for the workers to settle. */
+  private void afterFault() throws InterruptedException {
+    probe.awaitContenders();
+    calm(settings.lease());
+  }
+
+  static void calm(Duration d) throws InterruptedException {
+    // Faults are timed on the wall of the run, not synchronized with anything: sleeping is the
+    // fault's duration (a pause, a partition) or the calm between faults.
+    TimeUnit.NANOSECONDS.sleep(d.toNanos());
+  }
+}

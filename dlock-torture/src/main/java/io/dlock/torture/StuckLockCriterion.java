@@ -1,0 +1,97 @@
+package io.dlock.torture;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Liveness while waited for: a lock free by every holder's account while someone waits for it. Only
+ * a holder the server still counts (one killed, stopped, cut off or releasing) explains that, and
+ * only until the next-grant bound; longer means a stuck lock (an orphaned queue node, a lost
+ * wake-up). Gaps overlapping a backend restart are left out.
+ */
+final class StuckLockCriterion implements Criterion {
+  final long worstFreeWhileWaited;
+  private final String stuck;
+  private final Duration nextGrantBound;
+
+  StuckLockCriterion(RunHistory run, Duration nextGrantBound) {
+    this.nextGrantBound = nextGrantBound;
+    long worst = 0;
+    String stuck = null;
+    for (Map.Entry<String, List<Hold>> lockHolds : run.byLock.entrySet()) {
+      for (long[] gap : gaps(lockHolds.getValue(), run.origin(), run.lastEvent())) {
+        boolean duringRestart =
+            run.restartWindows.stream().anyMatch(w -> gap[0] <= w[1] && gap[1] >= w[0]);
+        if (duringRestart) {
+          continue;
+        }
+        for (RunHistory.Wait w : run.waits) {
+          if (!w.lock().equals(lockHolds.getKey()) || w.start() > gap[0]) {
+            continue;
+          }
+          // A waiter cut off cannot be granted meanwhile: only the time it could be counts.
+          long freeWhileWaited =
+              longestOutside(
+                  gap[0],
+                  Math.min(gap[1], w.end()),
+                  run.waiterCuts.getOrDefault(w.source(), List.of()));
+          if (freeWhileWaited > worst) {
+            worst = freeWhileWaited;
+            stuck = lockHolds.getKey();
+          }
+        }
+      }
+    }
+    this.worstFreeWhileWaited = worst;
+    this.stuck = stuck;
+  }
+
+  @Override
+  public List<String> failures() {
+    if (worstFreeWhileWaited > nextGrantBound.toNanos()) {
+      return List.of(
+          stuck
+              + " was free for "
+              + Checker.millis(worstFreeWhileWaited)
+              + " ms while a worker waited for it, over the bound of "
+              + nextGrantBound.toMillis()
+              + " ms");
+    }
+    return List.of();
+  }
+
+  /** The times from {@code begin} to {@code end} when none of a lock's holds held it. */
+  private static List<long[]> gaps(List<Hold> holds, long begin, long end) {
+    List<Hold> sorted = new ArrayList<>(holds);
+    sorted.sort(Comparator.comparingLong(h -> h.start));
+    List<long[]> gaps = new ArrayList<>();
+    long covered = begin;
+    for (Hold h : sorted) {
+      if (h.start > covered) {
+        gaps.add(new long[] {covered, h.start});
+      }
+      covered = Math.max(covered, h.end);
+    }
+    gaps.add(new long[] {covered, end});
+    return gaps;
+  }
+
+  /** The longest piece of [from, to] outside the given windows. */
+  static long longestOutside(long from, long to, List<long[]> windows) {
+    long longest = 0;
+    long pieceStart = from;
+    List<long[]> sorted = new ArrayList<>(windows);
+    sorted.sort(Comparator.comparingLong(w -> w[0]));
+    for (long[] w : sorted) {
+      if (w[1] < pieceStart || w[0] > to) {
+        continue;
+      }
+      longest = Math.max(longest, Math.min(w[0], to) - pieceStart);
+      pieceStart = Math.max(pieceStart, w[1]);
+    }
+    return Math.max(longest, to - pieceStart);
+  }
+}
