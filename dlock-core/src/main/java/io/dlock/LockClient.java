@@ -36,7 +36,9 @@ public interface LockClient extends AutoCloseable {
    * The locks held now, by any client, whose names match {@code namePattern} (a glob: {@code *} any
    * characters, {@code ?} one character).
    *
-   * @throws UnsupportedOperationException if the backend cannot list its locks
+   * @throws UnsupportedOperationException if the backend cannot list its locks: {@link
+   *     #capabilities()} lacks {@link BackendCapability#ADMINISTRATION} (every built-in backend has
+   *     it)
    * @throws BackendUnavailableException if the backend does not answer within the operation timeout
    */
   java.util.List<LockInfo> inspect(String namePattern);
@@ -46,10 +48,14 @@ public interface LockClient extends AutoCloseable {
    * at its next renewal that the lease is lost; waiters are woken.
    *
    * @return the lock as it was just before, or empty if nobody held it
-   * @throws UnsupportedOperationException if the backend cannot do this
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link
+   *     BackendCapability#ADMINISTRATION}
    * @throws BackendUnavailableException if the backend does not answer within the operation timeout
    */
   java.util.Optional<LockInfo> forceRelease(String name);
+
+  /** What this client's backend can do beyond the guarantees every backend gives; never changes. */
+  java.util.Set<BackendCapability> capabilities();
 
   /** A short name of the backend, for logs and metrics: {@code redis}, {@code zookeeper}, ... */
   String backendName();

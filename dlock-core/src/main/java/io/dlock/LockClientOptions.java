@@ -5,7 +5,8 @@ import java.util.Objects;
 
 /**
  * Client-wide settings shared by every backend: the default {@link LockOptions}, the operation
- * timeout that bounds every single backend call, and the monotonic clock. An immutable value.
+ * timeout that bounds every single backend call, the monotonic clock and the listener of lock
+ * events. An immutable value.
  */
 public final class LockClientOptions {
 
@@ -13,20 +14,29 @@ public final class LockClientOptions {
   public static final Duration MAX_OPERATION_TIMEOUT = Duration.ofMinutes(5);
 
   private static final LockClientOptions DEFAULTS =
-      new LockClientOptions(LockOptions.defaults(), Duration.ofSeconds(5), MonotonicClock.SYSTEM);
+      new LockClientOptions(
+          LockOptions.defaults(),
+          Duration.ofSeconds(5),
+          MonotonicClock.SYSTEM,
+          LockEventListener.NONE);
 
   private final LockOptions defaultLockOptions;
   private final Duration operationTimeout;
   private final MonotonicClock clock;
+  private final LockEventListener eventListener;
 
   private LockClientOptions(
-      LockOptions defaultLockOptions, Duration operationTimeout, MonotonicClock clock) {
+      LockOptions defaultLockOptions,
+      Duration operationTimeout,
+      MonotonicClock clock,
+      LockEventListener eventListener) {
     this.defaultLockOptions = defaultLockOptions;
     this.operationTimeout = operationTimeout;
     this.clock = clock;
+    this.eventListener = eventListener;
   }
 
-  /** 30 s renewed leases, a 5 s operation timeout, the system's monotonic clock. */
+  /** 30 s renewed leases, a 5 s operation timeout, the system's monotonic clock, no listener. */
   public static LockClientOptions defaults() {
     return DEFAULTS;
   }
@@ -34,7 +44,7 @@ public final class LockClientOptions {
   /** The same settings with these default lock options. */
   public LockClientOptions withDefaultLockOptions(LockOptions options) {
     return new LockClientOptions(
-        Objects.requireNonNull(options, "options"), operationTimeout, clock);
+        Objects.requireNonNull(options, "options"), operationTimeout, clock, eventListener);
   }
 
   /**
@@ -54,13 +64,25 @@ public final class LockClientOptions {
               + ", but was "
               + timeout);
     }
-    return new LockClientOptions(defaultLockOptions, timeout, clock);
+    return new LockClientOptions(defaultLockOptions, timeout, clock, eventListener);
   }
 
   /** The same settings with this clock; for tests of timing logic. */
   public LockClientOptions withClock(MonotonicClock clock) {
     return new LockClientOptions(
-        defaultLockOptions, operationTimeout, Objects.requireNonNull(clock, "clock"));
+        defaultLockOptions,
+        operationTimeout,
+        Objects.requireNonNull(clock, "clock"),
+        eventListener);
+  }
+
+  /**
+   * The same settings with this listener of every lock event of the client (acquisitions, waits,
+   * releases, losses, failed renewals): one listener; to have several, combine them in one.
+   */
+  public LockClientOptions withEventListener(LockEventListener listener) {
+    return new LockClientOptions(
+        defaultLockOptions, operationTimeout, clock, Objects.requireNonNull(listener, "listener"));
   }
 
   public LockOptions defaultLockOptions() {
@@ -73,5 +95,9 @@ public final class LockClientOptions {
 
   public MonotonicClock clock() {
     return clock;
+  }
+
+  public LockEventListener eventListener() {
+    return eventListener;
   }
 }

@@ -64,9 +64,9 @@ public final class LockOptions {
    * thread, and on Redis, Redlock and JDBC lease rows in any process) re-enters the same grant, and
    * the hold count is kept on the server. Backends whose locks live in one session (ZooKeeper by
    * default, JDBC session and row locks) re-enter within one client only: another client with the
-   * same id waits like a stranger ({@link io.dlock.spi.LockBackend#sharesOwnerAcrossClients}). Use
-   * an id that is unique to one call chain (a request id, a job id), never a constant shared by
-   * unrelated callers.
+   * same id waits like a stranger ({@link BackendCapability#OWNER_IDS_ACROSS_CLIENTS}). Use an id
+   * that is unique to one call chain (a request id, a job id), never a constant shared by unrelated
+   * callers.
    *
    * @param ownerId 1 to {@value #MAX_OWNER_ID_LENGTH} characters, no control characters
    */

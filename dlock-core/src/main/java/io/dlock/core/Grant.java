@@ -6,6 +6,7 @@ import io.dlock.LeaseState;
 import io.dlock.LockLostException;
 import io.dlock.LockOptions;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,7 +28,7 @@ final class Grant {
 
   private final CoreLockClient client;
   private final GrantKey key;
-  private final String owner;
+  private final LockOwner owner;
   private final long fencingToken;
   private final LockOptions options;
   private final boolean holdCountOnServer;
@@ -49,6 +50,11 @@ final class Grant {
 
   private @Nullable LeaseLostEvent lostEvent;
 
+  /** See {@link #handedOut()}; guarded by this grant's monitor, as is {@link #lossReported}. */
+  private boolean handedOut;
+
+  private boolean lossReported;
+
   private volatile LeaseState state = LeaseState.VALID;
   private volatile long validUntilNanos;
   private volatile long nextRenewalNanos;
@@ -56,7 +62,7 @@ final class Grant {
   Grant(
       CoreLockClient client,
       GrantKey key,
-      String owner,
+      LockOwner owner,
       long fencingToken,
       LockOptions options,
       long requestSentAtNanos) {
@@ -90,7 +96,11 @@ final class Grant {
     return new HeldLease(key.lockName(), owner, fencingToken, options.leaseTime());
   }
 
-  String owner() {
+  LockEvents lockEvents() {
+    return client.lockEvents();
+  }
+
+  LockOwner owner() {
     return owner;
   }
 
@@ -112,7 +122,7 @@ final class Grant {
                 + state().name().toLowerCase(java.util.Locale.ROOT)
                 + "; release the lost lease before acquiring again");
       }
-      LeaseHandle handle = new LeaseHandle(this);
+      LeaseHandle handle = new LeaseHandle(this, client.clock().nanoTime());
       addHandle(handle);
       return handle;
     }
@@ -235,10 +245,30 @@ final class Grant {
     return pendingCleanup;
   }
 
+  /**
+   * The grant reached its holder: its loss from now on is reported to the client's event listener
+   * (a grant undone before anybody had it, its request having seen its session lost, is no loss to
+   * report). A loss that came first is reported now.
+   */
+  void handedOut() {
+    LeaseLostEvent toReport = null;
+    synchronized (this) {
+      handedOut = true;
+      if (lostEvent != null && !lossReported) {
+        lossReported = true;
+        toReport = lostEvent;
+      }
+    }
+    if (toReport != null) {
+      client.reportLost(toReport);
+    }
+  }
+
   /** Marks the grant lost and tells its listeners, once. No effect once released or lost. */
   boolean markLost(LeaseLostEvent.Reason reason, String detail) {
     List<Consumer<LeaseLostEvent>> toTell;
     LeaseLostEvent event;
+    boolean report;
     synchronized (this) {
       if (state == LeaseState.LOST || state == LeaseState.RELEASED) {
         return false;
@@ -248,6 +278,8 @@ final class Grant {
       lostEvent = event;
       toTell = listeners == null ? List.of() : List.copyOf(listeners);
       listeners = null;
+      report = handedOut && !lossReported;
+      lossReported |= report;
     }
     log.warn(
         "Lease of lock '{}' (fencing token {}) lost: {} ({})",
@@ -258,6 +290,9 @@ final class Grant {
     client.renewer().remove(this);
     for (Consumer<LeaseLostEvent> listener : toTell) {
       client.dispatch(listener, event);
+    }
+    if (report) {
+      client.reportLost(event);
     }
     return true;
   }
@@ -348,7 +383,8 @@ final class Grant {
         return true;
       case NOT_HELD:
       default:
-        if (!releasedListeners.isEmpty()) {
+        if (left == 0) {
+          // The last hold's release found the grant gone: the holder worked without the lock.
           LeaseLostEvent event =
               new LeaseLostEvent(
                   key.lockName(),
@@ -358,6 +394,7 @@ final class Grant {
           for (Consumer<LeaseLostEvent> listener : releasedListeners) {
             client.dispatch(listener, event);
           }
+          client.reportLost(event);
         }
         if (left > 0) {
           // The server says this owner holds nothing: the holds still open share the lost grant.

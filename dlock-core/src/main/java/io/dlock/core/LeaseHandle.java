@@ -23,8 +23,12 @@ final class LeaseHandle implements Lease {
   /** 1 once released; a field updater instead of an AtomicBoolean saves an object per lease. */
   private volatile int released;
 
-  LeaseHandle(Grant grant) {
+  /** When this hold was opened, on the client's clock: how long it was held, for the listener. */
+  private final long openedNanos;
+
+  LeaseHandle(Grant grant, long openedNanos) {
     this.grant = grant;
+    this.openedNanos = openedNanos;
   }
 
   Grant grant() {
@@ -91,7 +95,11 @@ final class LeaseHandle implements Lease {
           fencingToken());
       return false;
     }
-    return grant.release(this);
+    boolean done = grant.release(this);
+    if (done) {
+      grant.lockEvents().released(lockName(), fencingToken(), openedNanos);
+    }
+    return done;
   }
 
   @Override

@@ -42,6 +42,8 @@ final class LeaseRenewer {
   private boolean tickRunning;
   private long tickSeq;
 
+  private final LockEvents lockEvents;
+
   /** Failed renewal calls since the last success; only touched by the renewal thread. */
   private int failuresInARow;
 
@@ -49,11 +51,13 @@ final class LeaseRenewer {
       LockBackend backend,
       MonotonicClock clock,
       Duration operationTimeout,
-      ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler,
+      LockEvents lockEvents) {
     this.backend = backend;
     this.clock = clock;
     this.operationTimeout = operationTimeout;
     this.scheduler = scheduler;
+    this.lockEvents = lockEvents;
   }
 
   /**
@@ -206,6 +210,7 @@ final class LeaseRenewer {
       for (Grant grant : batch) {
         grant.renewalFailed(failedAt);
       }
+      lockEvents.renewalFailed(byLease.size(), e);
       return;
     }
     if (failuresInARow > 0) {

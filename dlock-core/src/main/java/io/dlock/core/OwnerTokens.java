@@ -1,5 +1,6 @@
 package io.dlock.core;
 
+import io.dlock.spi.LockOwner;
 import java.security.SecureRandom;
 import java.util.Base64;
 
@@ -13,9 +14,9 @@ final class OwnerTokens {
 
   private OwnerTokens() {}
 
-  static String next() {
+  static LockOwner next() {
     byte[] bytes = new byte[16];
     RANDOM.nextBytes(bytes);
-    return "t:" + ENCODER.encodeToString(bytes);
+    return LockOwner.ofGrant(ENCODER.encodeToString(bytes));
   }
 }

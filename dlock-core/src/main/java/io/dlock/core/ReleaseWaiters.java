@@ -1,6 +1,7 @@
 package io.dlock.core;
 
-import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
+import io.dlock.spi.ReleaseSignals;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -23,19 +24,21 @@ import org.slf4j.LoggerFactory;
 final class ReleaseWaiters {
   private static final Logger log = LoggerFactory.getLogger(ReleaseWaiters.class);
 
-  private final LockBackend backend;
+  /** The backend's release signals; null if it has none (waiters then back off and retry). */
+  private final @Nullable ReleaseSignals signals;
+
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, Queue> queues = new HashMap<>();
 
-  ReleaseWaiters(LockBackend backend) {
-    this.backend = backend;
+  ReleaseWaiters(@Nullable ReleaseSignals signals) {
+    this.signals = signals;
   }
 
   /**
    * Joins the queue of {@code lockName} as {@code owner}, watching its release signal if this is
    * the first waiter.
    */
-  Waiter join(String lockName, String owner) {
+  Waiter join(String lockName, LockOwner owner) {
     lock.lock();
     try {
       Queue queue = queues.get(lockName);
@@ -48,7 +51,7 @@ final class ReleaseWaiters {
         unwatch(lockName);
         watch(queue);
       }
-      Waiter waiter = new Waiter(queue, Thread.currentThread(), owner);
+      Waiter waiter = new Waiter(queue, Thread.currentThread(), owner.key());
       queue.waiters.addLast(waiter);
       return waiter;
     } finally {
@@ -57,9 +60,12 @@ final class ReleaseWaiters {
   }
 
   private void watch(Queue queue) {
+    if (signals == null) {
+      return; // only local signals (a release by this client) wake a waiter before its backoff
+    }
     CompletableFuture<Void> watching;
     try {
-      watching = backend.watchReleases(queue.lockName, queue::signal);
+      watching = signals.watchReleases(queue.lockName, queue::signal);
     } catch (RuntimeException e) {
       watching = CompletableFuture.failedFuture(e);
     }
@@ -67,8 +73,11 @@ final class ReleaseWaiters {
   }
 
   private void unwatch(String lockName) {
+    if (signals == null) {
+      return;
+    }
     try {
-      backend.unwatchReleases(lockName);
+      signals.unwatchReleases(lockName);
     } catch (RuntimeException e) {
       log.debug("Could not stop watching releases of '{}': {}", lockName, e.toString());
     }
@@ -130,11 +139,14 @@ final class ReleaseWaiters {
       }
     }
 
-    /** Wakes the waiter of {@code owner} if it waits here, else the oldest waiter. */
-    void signal(@Nullable String owner) {
-      if (owner != null) {
+    /**
+     * Wakes the waiter whose owner key is {@code ownerKey} if it waits here, else the oldest
+     * waiter.
+     */
+    void signal(@Nullable String ownerKey) {
+      if (ownerKey != null) {
         for (Waiter waiter : waiters) {
-          if (waiter.owner.equals(owner)) {
+          if (waiter.ownerKey.equals(ownerKey)) {
             waiter.signal();
             return;
           }
@@ -148,13 +160,13 @@ final class ReleaseWaiters {
   static final class Waiter {
     final Queue queue;
     final Thread thread;
-    final String owner;
+    final String ownerKey;
     volatile boolean signalled;
 
-    Waiter(Queue queue, Thread thread, String owner) {
+    Waiter(Queue queue, Thread thread, String ownerKey) {
       this.queue = queue;
       this.thread = thread;
-      this.owner = owner;
+      this.ownerKey = ownerKey;
     }
 
     CompletableFuture<Void> watching() {
@@ -178,6 +190,8 @@ final class ReleaseWaiters {
      * @return false if the thread was interrupted
      */
     boolean await(long nanos) {
+      // The system clock on purpose: this is how long the thread parks, which parkNanos measures
+      // in real time whatever the client's clock says; deadlines are the caller's, on its clock.
       long until = System.nanoTime() + nanos;
       while (!signalled) {
         if (Thread.currentThread().isInterrupted()) {

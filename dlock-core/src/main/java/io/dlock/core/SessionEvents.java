@@ -2,6 +2,7 @@ package io.dlock.core;
 
 import io.dlock.LeaseLostEvent;
 import io.dlock.spi.BackendEvents;
+import io.dlock.spi.LockOwner;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
@@ -47,22 +48,22 @@ final class SessionEvents implements BackendEvents {
   /** One acquisition request between its sending and its registration. */
   static final class Request {
     private final String lockName;
-    private final String owner;
+    private final String ownerKey;
     private boolean suspended;
     private @Nullable String lostDetail;
 
-    private Request(String lockName, String owner, boolean suspended) {
+    private Request(String lockName, String ownerKey, boolean suspended) {
       this.lockName = lockName;
-      this.owner = owner;
+      this.ownerKey = ownerKey;
       this.suspended = suspended;
     }
   }
 
   /** Records a request about to be sent; every event from now on reaches it. */
-  Request sending(String lockName, String owner) {
+  Request sending(String lockName, LockOwner owner) {
     lock.lock();
     try {
-      Request request = new Request(lockName, owner, suspended);
+      Request request = new Request(lockName, owner.key(), suspended);
       inFlight.add(request);
       return request;
     } finally {
@@ -107,16 +108,16 @@ final class SessionEvents implements BackendEvents {
   }
 
   @Override
-  public void leaseLost(String lockName, String owner, String detail) {
+  public void leaseLost(String lockName, String ownerKey, String detail) {
     lock.lock();
     try {
       for (Grant grant : grants) {
-        if (grant.lockName().equals(lockName) && grant.owner().equals(owner)) {
+        if (grant.lockName().equals(lockName) && grant.owner().key().equals(ownerKey)) {
           grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, detail);
         }
       }
       for (Request request : inFlight) {
-        if (request.lockName.equals(lockName) && request.owner.equals(owner)) {
+        if (request.lockName.equals(lockName) && request.ownerKey.equals(ownerKey)) {
           request.lostDetail = detail;
         }
       }

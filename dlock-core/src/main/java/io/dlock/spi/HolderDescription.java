@@ -15,11 +15,9 @@ public final class HolderDescription {
   private HolderDescription() {}
 
   /** The description of the calling thread acquiring for {@code owner}. */
-  public static String of(String owner) {
-    String text =
-        owner.startsWith("o:")
-            ? "owner id " + owner.substring(2)
-            : PROCESS + "/" + Thread.currentThread().getName();
+  public static String of(LockOwner owner) {
+    String id = owner.ownerId();
+    String text = id != null ? "owner id " + id : PROCESS + "/" + Thread.currentThread().getName();
     return clean(text);
   }
 

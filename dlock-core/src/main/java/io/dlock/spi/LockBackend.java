@@ -2,25 +2,31 @@ package io.dlock.spi;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The primitives a backend implements. All operations are asynchronous and must not block the
- * caller; the core bounds every call with a timeout and handles results that arrive late (an
- * acquisition whose answer came after the caller gave up is released by the core).
+ * The primitives a backend implements: one acquisition attempt, an owner- and token-checked
+ * release, and a batched renewal. Waiting, deadlines, reentrancy, renewal scheduling, lease-end
+ * timing, timeouts and listener dispatch are the core's, written once over these.
  *
- * <p>Owner tokens are chosen by the core: a fresh unguessable token per grant, starting with {@code
- * t:}, or the user's owner id prefixed with {@code o:}. A backend stores the owner with the lock
- * and compares it on release and renewal, atomically on the server. Only {@code o:} owners re-enter
- * (a hold count kept on the server); a {@code t:} owner that asks again for a lock it holds can
- * only be a repeated request (a client library retrying after a reconnect) and must not add a hold.
+ * <p>All operations are asynchronous and must not block the caller; the core bounds every call with
+ * a timeout and handles results that arrive late (an acquisition whose answer came after the caller
+ * gave up is released by the core). Failures complete the future exceptionally; a backend should
+ * map "cannot reach the server" to {@link io.dlock.BackendUnavailableException}. The core treats
+ * any other exception the same way.
  *
- * <p>{@link #watchReleases}, {@link #unwatchReleases} and {@link #abandon} must not block: they may
- * be called while the core holds a short internal lock.
+ * <p>The owner ({@link LockOwner}) is chosen by the core. A backend stores {@link LockOwner#key()}
+ * with the lock, compares it on release and renewal atomically on the server, and counts holds only
+ * when {@link LockOwner#countsHolds()}: a grant owner asking again for a lock it holds is a
+ * repeated request and must not add a hold.
  *
- * <p>Failures complete the future exceptionally; a backend should map "cannot reach the server" to
- * {@link io.dlock.BackendUnavailableException}. The core treats any other exception the same way.
+ * <p>Abilities beyond the primitives are interfaces that the core asks for once, when a client
+ * starts: {@link #releaseSignals()}, {@link #waitQueue()}, {@link #sessionBoundHolds()} and {@link
+ * #administration()}. A backend without one returns empty, and the core does without it (backoff
+ * instead of signals, no administration); nothing throws {@link UnsupportedOperationException} at
+ * run time. Users see them as {@link io.dlock.LockClient#capabilities()}.
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -28,25 +34,32 @@ public interface LockBackend extends AutoCloseable {
   String name();
 
   /**
-   * One attempt to take the lock for {@code owner} with a lease of {@code lease}. If {@code owner}
-   * already holds it, the backend raises the hold count kept on the server, extends the lease and
-   * returns the same fencing token. A new grant increments the name's fencing counter, which never
-   * goes backwards.
+   * Called once by the core, before any other call but {@link #name()}, the ability accessors and
+   * {@link #sharesOwnerIdsAcrossClients()}, with the client's clock and call bound. A backend
+   * measures every lease and send time on {@link BackendContext#clock()}. A backend belongs to one
+   * client: it may refuse a second start with {@link IllegalStateException}.
    */
-  CompletableFuture<AcquireResult> tryAcquire(String lockName, String owner, Duration lease);
+  default void start(BackendContext context) {}
+
+  /**
+   * One attempt to take the lock for {@code owner} with a lease of {@code lease}. If {@code owner}
+   * already holds it, the backend raises the hold count kept on the server (only if {@link
+   * LockOwner#countsHolds()}), extends the lease (never shortening it) and returns the same fencing
+   * token. A new grant increments the name's fencing counter, which never goes backwards.
+   */
+  CompletableFuture<AcquireResult> tryAcquire(String lockName, LockOwner owner, Duration lease);
 
   /**
    * Lowers {@code owner}'s hold count and deletes the lock when it reaches zero, atomically and
    * only if {@code owner} holds the grant with {@code fencingToken}; wakes the waiters when the
    * lock is deleted.
    *
-   * <p>The token matters for owner ids ({@code o:}): one owner id can be granted the same lock
-   * again (by another thread or process) after an earlier grant ended on the server behind its
-   * holders' backs. A late release of the earlier grant must answer {@link ReleaseResult#NOT_HELD}
-   * and leave the newer grant alone, so the server compares the grant's fencing token as well as
-   * its owner. (A {@code t:} owner is unique to one grant; comparing its token too is harmless.)
+   * <p>The token matters for owner ids: one owner id can be granted the same lock again (by another
+   * thread or process) after an earlier grant ended on the server behind its holders' backs. A late
+   * release of the earlier grant must answer {@link ReleaseResult#NOT_HELD} and leave the newer
+   * grant alone, so the server compares the grant's fencing token as well as its owner.
    */
-  CompletableFuture<ReleaseResult> release(String lockName, String owner, long fencingToken);
+  CompletableFuture<ReleaseResult> release(String lockName, LockOwner owner, long fencingToken);
 
   /**
    * Extends the leases in one batch (one round trip where the backend allows), only where the owner
@@ -56,68 +69,35 @@ public interface LockBackend extends AutoCloseable {
    */
   CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases);
 
-  /**
-   * Starts delivering release signals of {@code lockName} to {@code listener}. The future completes
-   * once no release can be missed any more (for Redis, once the subscription is confirmed). At most
-   * one listener per name is registered at a time; the core calls {@link #unwatchReleases(String)}
-   * before it registers another.
-   */
-  CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener);
+  /** Release signals, if the backend has them; without, waiters back off and retry. */
+  default Optional<ReleaseSignals> releaseSignals() {
+    return Optional.empty();
+  }
 
-  /** Stops the release signals of {@code lockName}. */
-  void unwatchReleases(String lockName);
+  /** Per-waiter state on the server (a queue node), if the backend keeps it. */
+  default Optional<WaitQueue> waitQueue() {
+    return Optional.empty();
+  }
+
+  /** Session events, if the backend's holds live in a session or connection. */
+  default Optional<SessionBoundHolds> sessionBoundHolds() {
+    return Optional.empty();
+  }
+
+  /** Listing and breaking locks, if the backend can. */
+  default Optional<LockAdministration> administration() {
+    return Optional.empty();
+  }
 
   /**
-   * Whether {@link #watchReleases} delivers a signal for every release. If false, the core retries
-   * waiting acquisitions with capped exponential backoff and jitter instead of relying on signals.
+   * Whether holds of one owner id made through different clients share one grant, as {@link
+   * LockOwner} describes. False for backends whose locks belong to one connection or session
+   * (database session locks, row locks, ZooKeeper unless configured): there an owner id re-enters
+   * only within the client that holds the lock, and another client with the same owner id waits
+   * like a stranger.
    */
-  default boolean signalsReleases() {
+  default boolean sharesOwnerIdsAcrossClients() {
     return true;
-  }
-
-  /**
-   * Whether holds of one owner id made through different clients share one grant, as the SPI
-   * describes for {@code o:} owners. False for backends whose locks belong to one connection or
-   * session (database session locks, row locks): there an owner id re-enters only within the client
-   * that holds the lock, and another client with the same owner id waits like a stranger.
-   */
-  default boolean sharesOwnerAcrossClients() {
-    return true;
-  }
-
-  /**
-   * The owner's wait for {@code lockName} ended without a grant (given up, timed out, interrupted,
-   * or a single attempt that found the lock held). A backend that keeps state for a waiter (a
-   * ZooKeeper queue node) removes it here; the default does nothing.
-   */
-  default CompletableFuture<Void> abandon(String lockName, String owner) {
-    return CompletableFuture.completedFuture(null);
-  }
-
-  /**
-   * Called once by the core, before any other call, with the sink for session events. Backends
-   * whose leases do not depend on a session ignore it.
-   */
-  default void bindEvents(BackendEvents events) {}
-
-  /**
-   * The locks held now whose names match {@code namePattern} (a glob: {@code *} any characters,
-   * {@code ?} one), for inspection. Optional: the default says the backend cannot.
-   */
-  default CompletableFuture<java.util.List<io.dlock.LockInfo>> inspect(String namePattern) {
-    return CompletableFuture.failedFuture(
-        new UnsupportedOperationException("The " + name() + " backend cannot list its locks"));
-  }
-
-  /**
-   * Deletes the lock whatever its owner: an administrator's break of a stuck lock. The holder finds
-   * out at its next renewal. Optional: the default says the backend cannot.
-   *
-   * @return the lock as it was just before, or empty if it was not held
-   */
-  default CompletableFuture<java.util.Optional<io.dlock.LockInfo>> forceRelease(String lockName) {
-    return CompletableFuture.failedFuture(
-        new UnsupportedOperationException("The " + name() + " backend cannot force a release"));
   }
 
   /** Closes connections. Held locks are not released here: the core releases them first. */

@@ -9,9 +9,9 @@ public interface ReleaseListener {
   /**
    * The lock may be free now.
    *
-   * @param waiterOwner the owner token of the one waiter whose turn it is (a backend that queues
-   *     waiters, such as ZooKeeper, knows it), or null when any waiter may try: the core then wakes
-   *     its oldest waiter for the name
+   * @param waiterOwnerKey the {@link LockOwner#key()} of the one waiter whose turn it is (a backend
+   *     that queues waiters, such as ZooKeeper, knows it), or null when any waiter may try: the
+   *     core then wakes its oldest waiter for the name
    */
-  void released(@Nullable String waiterOwner);
+  void released(@Nullable String waiterOwnerKey);
 }

@@ -8,7 +8,7 @@ import io.dlock.LockOptions;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
-import io.dlock.spi.ReleaseListener;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.List;
@@ -31,14 +31,14 @@ class LeaseRenewerTest {
 
     @Override
     public CompletableFuture<AcquireResult> tryAcquire(
-        String lockName, String owner, Duration lease) {
+        String lockName, LockOwner owner, Duration lease) {
       return CompletableFuture.completedFuture(
           new AcquireResult.Granted(tokens.incrementAndGet(), 1));
     }
 
     @Override
     public CompletableFuture<ReleaseResult> release(
-        String lockName, String owner, long fencingToken) {
+        String lockName, LockOwner owner, long fencingToken) {
       return CompletableFuture.completedFuture(ReleaseResult.RELEASED);
     }
 
@@ -46,14 +46,6 @@ class LeaseRenewerTest {
     public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
       return CompletableFuture.completedFuture(Set.of());
     }
-
-    @Override
-    public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public void unwatchReleases(String lockName) {}
 
     @Override
     public void close() {}

@@ -25,12 +25,12 @@ final class H2LeaseRowStatements extends LockStatements {
         SELECT holds, token FROM FINAL TABLE (
           MERGE INTO %1$s l
           USING (VALUES (CAST(? AS VARCHAR(256)), CAST(? AS VARCHAR(160)), CAST(? AS BIGINT),
-                         CAST(? AS VARCHAR(200))))
-                AS s(name, owner, lease, holder)
+                         CAST(? AS VARCHAR(200)), CAST(? AS INT)))
+                AS s(name, owner, lease, holder, adds)
           ON l.name = s.name
           WHEN MATCHED AND (l.expires_at <= %2$s OR l.owner = s.owner) THEN UPDATE SET
             holds = CASE WHEN l.owner = s.owner AND l.expires_at > %2$s
-                         THEN l.holds + CASE WHEN LEFT(l.owner, 2) = 'o:' THEN 1 ELSE 0 END
+                         THEN l.holds + s.adds
                          ELSE 1 END,
             token = CASE WHEN l.owner = s.owner AND l.expires_at > %2$s
                          THEN l.token ELSE NEXT VALUE FOR %1$s_fence END,
@@ -70,7 +70,8 @@ final class H2LeaseRowStatements extends LockStatements {
   }
 
   @Override
-  AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
+  AcquireResult acquire(
+      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
     for (int round = 0; ; round++) {
       try (PreparedStatement ps = prepare(c, acquire)) {
@@ -78,6 +79,7 @@ final class H2LeaseRowStatements extends LockStatements {
         ps.setString(2, owner);
         ps.setLong(3, leaseMillis);
         ps.setString(4, holder);
+        ps.setInt(5, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             return new AcquireResult.Granted(rs.getLong(2), rs.getInt(1));

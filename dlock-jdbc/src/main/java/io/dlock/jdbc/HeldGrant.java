@@ -1,5 +1,6 @@
 package io.dlock.jdbc;
 
+import io.dlock.MonotonicClock;
 import java.sql.Connection;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
@@ -50,6 +51,9 @@ final class HeldGrant {
 
   private final Semaphore slots;
 
+  /** The client's clock, on which {@link #leaseEndNanos} and {@link #confirmedNanos} are read. */
+  private final MonotonicClock clock;
+
   HeldGrant(
       String name,
       String owner,
@@ -57,6 +61,7 @@ final class HeldGrant {
       Connection connection,
       int poolNetworkTimeout,
       long leaseNanos,
+      MonotonicClock clock,
       HeldLocks.Connections connections,
       Semaphore slots) {
     this.name = name;
@@ -66,14 +71,15 @@ final class HeldGrant {
     this.poolNetworkTimeout = poolNetworkTimeout;
     this.connections = connections;
     this.slots = slots;
-    long now = System.nanoTime();
+    this.clock = clock;
+    long now = clock.nanoTime();
     this.leaseEndNanos = now + leaseNanos;
     this.confirmedNanos = now;
   }
 
   /** Extends the lease kept here; never shortens it (another hold may need it longer). */
   void extend(long leaseNanos) {
-    long end = System.nanoTime() + leaseNanos;
+    long end = clock.nanoTime() + leaseNanos;
     if (end - leaseEndNanos > 0) {
       leaseEndNanos = end;
     }

@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
@@ -79,6 +80,9 @@ final class HeldLocks implements AutoCloseable {
   private final ConcurrentHashMap<String, HeldGrant> holdings = new ConcurrentHashMap<>();
   private volatile @Nullable BackendEvents events;
 
+  /** The client's clock, from {@link #useClock}; every lease end here is read on it. */
+  private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
+
   HeldLocks(
       HeldLockStatements statements,
       Connections connections,
@@ -126,13 +130,19 @@ final class HeldLocks implements AutoCloseable {
         this::heartbeatTick, heartbeatNanos / 2, heartbeatNanos / 2, TimeUnit.NANOSECONDS);
   }
 
+  /** Called when the backend starts, before any grant: lease ends are measured on {@code clock}. */
+  void useClock(MonotonicClock clock) {
+    this.clock = clock;
+  }
+
   void bindEvents(BackendEvents events) {
     this.events = events;
   }
 
   // ---- the primitives ---------------------------------------------------------------------
 
-  AcquireResult tryAcquire(String name, String owner, long leaseMillis, String holder)
+  AcquireResult tryAcquire(
+      String name, String owner, boolean countsHolds, long leaseMillis, String holder)
       throws SQLException {
     long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     HeldGrant current = holdings.get(name);
@@ -155,8 +165,8 @@ final class HeldLocks implements AutoCloseable {
           if (confirm(current, leaseMillis)
               && coverLease(current, leaseMillis)
               && recordLeaseOrMarkDead(current, leaseMillis, name)) {
-            if (owner.startsWith("o:")) {
-              current.holds++; // a t: owner asking again is a repeat and adds no hold
+            if (countsHolds) {
+              current.holds++; // a grant owner asking again is a repeat and adds no hold
             }
             current.extend(leaseNanos);
             return new AcquireResult.Granted(current.token, current.holds);
@@ -214,7 +224,15 @@ final class HeldLocks implements AutoCloseable {
       }
       HeldGrant fresh =
           new HeldGrant(
-              name, owner, granted.token(), c, poolNetworkTimeout, leaseNanos, connections, slots);
+              name,
+              owner,
+              granted.token(),
+              c,
+              poolNetworkTimeout,
+              leaseNanos,
+              clock,
+              connections,
+              slots);
       fresh.boundMillis = horizonMillis(leaseMillis);
       HeldGrant stale = holdings.put(name, fresh);
       if (stale != null) {
@@ -246,13 +264,14 @@ final class HeldLocks implements AutoCloseable {
 
   /**
    * Called on the caller's thread when a release is asked for, before it runs on the I/O executor:
-   * a per-grant owner ({@code t:}) holds once, so its release is final, and from now on neither
-   * re-entry nor renewal may count on the grant. (Without this, an acquisition retried by the same
-   * owner could re-enter the grant before its queued release ran, and then lose it unawares.)
+   * a grant owner (one that does not count its holds) holds once, so its release is final, and from
+   * now on neither re-entry nor renewal may count on the grant. (Without this, an acquisition
+   * retried by the same owner could re-enter the grant before its queued release ran, and then lose
+   * it unawares.)
    */
-  void releaseRequested(String name, String owner, long token) {
+  void releaseRequested(String name, String owner, boolean countsHolds, long token) {
     HeldGrant h = holdings.get(name);
-    if (h != null && h.token == token && h.owner.equals(owner) && !owner.startsWith("o:")) {
+    if (h != null && h.token == token && h.owner.equals(owner) && !countsHolds) {
       h.releasing = true;
     }
   }
@@ -275,7 +294,7 @@ final class HeldLocks implements AutoCloseable {
       }
       if (!h.dead && h.holds > 1) {
         long leftMillis =
-            Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - System.nanoTime()));
+            Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - clock.nanoTime()));
         if (confirm(h, leftMillis)) {
           h.holds--;
           return ReleaseResult.STILL_HELD;
@@ -351,7 +370,7 @@ final class HeldLocks implements AutoCloseable {
     boolean unsure = false;
     for (HeldLease lease : leases) {
       HeldGrant h = holdings.get(lease.lockName());
-      if (h == null || !h.owner.equals(lease.owner()) || h.token != lease.fencingToken()) {
+      if (h == null || !h.owner.equals(lease.owner().key()) || h.token != lease.fencingToken()) {
         gone.add(lease); // not this grant: it ended, whatever holds the name now
         continue;
       }
@@ -365,7 +384,7 @@ final class HeldLocks implements AutoCloseable {
           continue;
         }
         if (!h.dead) {
-          long sentAt = System.nanoTime();
+          long sentAt = clock.nanoTime();
           try {
             statements.heartbeat(h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
             h.confirmedNanos = sentAt;
@@ -501,7 +520,7 @@ final class HeldLocks implements AutoCloseable {
    * marks it dead if not. Under {@code h.io}.
    */
   private boolean confirm(HeldGrant h, long leaseMillis) {
-    long sentAt = System.nanoTime();
+    long sentAt = clock.nanoTime();
     try {
       statements.heartbeat(h.connection, h.name, h.owner, h.token, leaseMillis);
       h.confirmedNanos = sentAt;
@@ -546,7 +565,7 @@ final class HeldLocks implements AutoCloseable {
   // ---- lease end and heartbeat --------------------------------------------------------------
 
   private void scheduleEndCheck(HeldGrant h) {
-    long delay = Math.max(0, h.leaseEndNanos - System.nanoTime());
+    long delay = Math.max(0, h.leaseEndNanos - clock.nanoTime());
     try {
       h.endCheck = timer.schedule(() -> runOnExecutor(() -> endIfRunOut(h)), delay, NANOS);
     } catch (RejectedExecutionException e) {
@@ -570,7 +589,7 @@ final class HeldLocks implements AutoCloseable {
       if (h.released || h.dead) {
         return;
       }
-      if (h.leaseEndNanos - System.nanoTime() > 0) {
+      if (h.leaseEndNanos - clock.nanoTime() > 0) {
         scheduleEndCheck(h); // renewed meanwhile
         return;
       }
@@ -591,7 +610,7 @@ final class HeldLocks implements AutoCloseable {
   }
 
   private void heartbeatTick() {
-    long now = System.nanoTime();
+    long now = clock.nanoTime();
     for (HeldGrant h : holdings.values()) {
       // Every connection that nothing confirmed for half an interval, renewed or not: a renewal
       // interval may be far longer than the server's idle limit of the grant's first (shortest)
@@ -620,7 +639,7 @@ final class HeldLocks implements AutoCloseable {
         return;
       }
       if (!h.dead) {
-        long sentAt = System.nanoTime();
+        long sentAt = clock.nanoTime();
         long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - sentAt));
         try {
           statements.heartbeat(h.connection, h.name, h.owner, h.token, leftMillis);

@@ -5,13 +5,18 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
+import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.ReleaseSignals;
+import io.dlock.spi.SessionBoundHolds;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +60,8 @@ import org.slf4j.LoggerFactory;
  * {@link BackendUnavailableException} naming the operation and the SQL state. A bad setup (missing
  * table or sequence, missing privileges) is reported at {@link #connect} with how to fix it.
  */
-public final class JdbcLockBackend implements LockBackend {
+public final class JdbcLockBackend
+    implements LockBackend, ReleaseSignals, SessionBoundHolds, LockAdministration {
   private static final Logger log = LoggerFactory.getLogger(JdbcLockBackend.class);
   private static final AtomicInteger IDS = new AtomicInteger();
   private static final int RENEW_BATCH = 500;
@@ -401,6 +407,14 @@ public final class JdbcLockBackend implements LockBackend {
     return "jdbc";
   }
 
+  @Override
+  public void start(BackendContext context) {
+    HeldLocks held = heldLocks;
+    if (held != null) {
+      held.useClock(context.clock());
+    }
+  }
+
   /** The mode in use. */
   public JdbcLockMode mode() {
     return settings.mode();
@@ -408,16 +422,18 @@ public final class JdbcLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
-      String lockName, String owner, Duration lease) {
+      String lockName, LockOwner lockOwner, Duration lease) {
     // On the caller's thread: the holder is the thread that acquires, not the executor's.
-    String holder = HolderDescription.of(owner);
+    String holder = HolderDescription.of(lockOwner);
+    String owner = lockOwner.key();
+    boolean countsHolds = lockOwner.countsHolds();
     HeldLocks held = heldLocks;
     if (held != null) {
       return run(
           "acquire '" + lockName + "'",
-          () -> held.tryAcquire(lockName, owner, lease.toMillis(), holder));
+          () -> held.tryAcquire(lockName, owner, countsHolds, lease.toMillis(), holder));
     }
-    if (!owner.startsWith("o:") && pendingReleases.contains(releaseKey(lockName, owner))) {
+    if (!countsHolds && pendingReleases.contains(releaseKey(lockName, owner))) {
       // The same per-grant owner asks again while its release has not been answered (the core
       // undid a grant whose request saw its session lost, and retries): re-entering the row now
       // would hand out the grant that the pending release then deletes. It is held until then.
@@ -425,7 +441,7 @@ public final class JdbcLockBackend implements LockBackend {
     }
     return call(
         "acquire '" + lockName + "'",
-        c -> statements.acquire(c, lockName, owner, holder, lease.toMillis()));
+        c -> statements.acquire(c, lockName, owner, countsHolds, holder, lease.toMillis()));
   }
 
   private static final Duration RELEASE_PENDING_RETRY = Duration.ofMillis(20);
@@ -436,10 +452,11 @@ public final class JdbcLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<ReleaseResult> release(
-      String lockName, String owner, long fencingToken) {
+      String lockName, LockOwner lockOwner, long fencingToken) {
+    String owner = lockOwner.key();
     HeldLocks held = heldLocks;
     if (held != null) {
-      held.releaseRequested(lockName, owner, fencingToken);
+      held.releaseRequested(lockName, owner, lockOwner.countsHolds(), fencingToken);
       // Not on the call executor: an unlock stuck on a silent socket (until the network timeout)
       // must not take a thread that another holder's renewal needs.
       return run(
@@ -447,7 +464,7 @@ public final class JdbcLockBackend implements LockBackend {
           () -> held.release(lockName, owner, fencingToken),
           held.ioExecutor());
     }
-    if (owner.startsWith("o:")) {
+    if (lockOwner.countsHolds()) {
       // An owner id's hold count lives in the row: a re-entry and a release are ordered there.
       return call(
           "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
@@ -500,14 +517,26 @@ public final class JdbcLockBackend implements LockBackend {
     releaseListeners.remove(lockName);
   }
 
+  /** PostgreSQL's LISTEN/NOTIFY; none on MariaDB and H2, whose waiters back off and retry. */
   @Override
-  public boolean signalsReleases() {
-    return signals != null;
+  public Optional<ReleaseSignals> releaseSignals() {
+    return signals != null ? Optional.of(this) : Optional.empty();
+  }
+
+  /** The connection-bound modes (session and row locks): a lock lives in one connection. */
+  @Override
+  public Optional<SessionBoundHolds> sessionBoundHolds() {
+    return heldLocks != null ? Optional.of(this) : Optional.empty();
+  }
+
+  @Override
+  public Optional<LockAdministration> administration() {
+    return Optional.of(this);
   }
 
   /** False in the connection-bound modes: a lock belongs to the connection of one client. */
   @Override
-  public boolean sharesOwnerAcrossClients() {
+  public boolean sharesOwnerIdsAcrossClients() {
     return heldLocks == null;
   }
 

@@ -109,12 +109,15 @@ abstract class LockStatements {
 
   /**
    * One atomic attempt: insert the row, take over an expired one (new fencing token), or re-enter
-   * one's own (same token, expiry never shortened; the hold count grows only for owner ids, which
-   * the core prefixes with {@code o:}: a per-grant {@code t:} token asking again is a repeat and
-   * adds no hold); otherwise report the holder's remaining lease.
+   * one's own (same token, expiry never shortened; the hold count grows only if {@code
+   * countsHolds}, an owner id: a grant owner asking again is a repeat and adds no hold); otherwise
+   * report the holder's remaining lease.
+   *
+   * @param owner the owner's key, {@link io.dlock.spi.LockOwner#key()}
    */
   abstract AcquireResult acquire(
-      Connection c, String name, String owner, String holder, long leaseMillis) throws SQLException;
+      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
+      throws SQLException;
 
   /** The unexpired lease rows whose names match the glob, by the database clock. */
   List<LockInfo> inspect(Connection c, String glob) throws SQLException {
@@ -243,7 +246,7 @@ abstract class LockStatements {
         ps.setLong(1, lease.lease().toMillis());
         ps.setLong(2, lease.lease().toMillis());
         ps.setString(3, lease.lockName());
-        ps.setString(4, lease.owner());
+        ps.setString(4, lease.owner().key());
         ps.setLong(5, lease.fencingToken());
         ps.addBatch();
       }
@@ -252,7 +255,7 @@ abstract class LockStatements {
         if (counts[i] == Statement.SUCCESS_NO_INFO) {
           // The driver did not say: ask, so that a lost lease is never reported as renewed.
           HeldLease lease = leases.get(i);
-          if (!ownsValid(c, lease.lockName(), lease.owner(), lease.fencingToken())) {
+          if (!ownsValid(c, lease.lockName(), lease.owner().key(), lease.fencingToken())) {
             gone.add(i);
           }
         } else if (counts[i] < 1) {

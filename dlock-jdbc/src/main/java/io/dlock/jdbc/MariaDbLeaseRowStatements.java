@@ -39,7 +39,7 @@ final class MariaDbLeaseRowStatements extends LockStatements {
           holder = IF(expires_at <= %2$s, VALUES(holder), holder),
           granted_at = IF(expires_at <= %2$s, VALUES(granted_at), granted_at),
           holds = IF(owner = VALUES(owner) AND expires_at > %2$s,
-                     holds + IF(LEFT(owner, 2) = 'o:', 1, 0),
+                     holds + ?,
                      IF(expires_at <= %2$s, 1, holds)),
           token = IF(expires_at <= %2$s, NEXTVAL(%1$s_fence), token),
           owner = IF(expires_at <= %2$s, VALUES(owner), owner),
@@ -89,12 +89,13 @@ final class MariaDbLeaseRowStatements extends LockStatements {
    * {@code delay} scenario).
    */
   @Override
-  AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
+  AcquireResult acquire(
+      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
     c.setAutoCommit(false);
     boolean committed = false;
     try {
-      AcquireResult result = upsert(c, name, owner, holder, leaseMillis);
+      AcquireResult result = upsert(c, name, owner, countsHolds, holder, leaseMillis);
       c.setAutoCommit(true); // commits the transaction (JDBC and MariaDB both say so)
       committed = true;
       return result;
@@ -113,13 +114,14 @@ final class MariaDbLeaseRowStatements extends LockStatements {
   }
 
   private AcquireResult upsert(
-      Connection c, String name, String owner, String holder, long leaseMillis)
+      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {
       ps.setString(1, name);
       ps.setString(2, owner);
       ps.setLong(3, leaseMillis);
       ps.setString(4, holder);
+      ps.setInt(5, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return new AcquireResult.Held(Duration.ZERO);

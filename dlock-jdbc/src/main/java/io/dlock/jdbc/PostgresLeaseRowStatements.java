@@ -47,7 +47,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
           SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ?, ?, n.now_ms FROM n
           ON CONFLICT (name) DO UPDATE SET
             holds = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
-                         THEN l.holds + CASE WHEN left(l.owner, 2) = 'o:' THEN 1 ELSE 0 END
+                         THEN l.holds + CAST(? AS INTEGER)
                          ELSE 1 END,
             token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                          THEN l.token ELSE EXCLUDED.token END,
@@ -141,7 +141,8 @@ final class PostgresLeaseRowStatements extends LockStatements {
   }
 
   @Override
-  AcquireResult acquire(Connection c, String name, String owner, String holder, long leaseMillis)
+  AcquireResult acquire(
+      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
     int[] key = orderKey(name);
     try (PreparedStatement ps = prepare(c, acquire)) {
@@ -151,7 +152,8 @@ final class PostgresLeaseRowStatements extends LockStatements {
       ps.setString(4, owner);
       ps.setLong(5, leaseMillis);
       ps.setString(6, holder);
-      ps.setString(7, name);
+      ps.setInt(7, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
+      ps.setString(8, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           // The holder's row was deleted between the two halves: free now, try again at once.
@@ -206,7 +208,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
     Long[] millis = new Long[leases.size()];
     for (int i = 0; i < leases.size(); i++) {
       names[i] = leases.get(i).lockName();
-      owners[i] = leases.get(i).owner();
+      owners[i] = leases.get(i).owner().key();
       tokens[i] = leases.get(i).fencingToken();
       millis[i] = leases.get(i).lease().toMillis();
     }

@@ -7,6 +7,7 @@ import io.dlock.LockClientOptions;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockOwner;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -99,8 +100,8 @@ class HeldLocksReportOrderTest {
             public void sessionLost(String detail) {}
           });
       String name = "report-order-" + UUID.randomUUID();
-      String owner = "o:x";
-      AcquireResult granted = held.tryAcquire(name, owner, 10_000, "test");
+      LockOwner owner = LockOwner.ofOwnerId("x");
+      AcquireResult granted = held.tryAcquire(name, owner.key(), true, 10_000, "test");
       assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
       long token = ((AcquireResult.Granted) granted).fencingToken();
       try (Connection admin = DriverManager.getConnection(URL)) {
@@ -112,7 +113,7 @@ class HeldLocksReportOrderTest {
           new Thread(
               () -> {
                 try {
-                  reentry.complete(held.tryAcquire(name, owner, 10_000, "test"));
+                  reentry.complete(held.tryAcquire(name, owner.key(), true, 10_000, "test"));
                 } catch (Throwable e) {
                   reentry.completeExceptionally(e);
                 }

@@ -3,6 +3,7 @@ package io.dlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.UUID;
@@ -46,7 +47,7 @@ class ReleaseThenReentryTest {
         JdbcLockBackend other = JdbcLockBackend.connect(TestDatabases.settings(url, mode))) {
       for (int round = 0; round < 40; round++) {
         String name = "release-reentry-" + UUID.randomUUID();
-        String owner = "t:" + UUID.randomUUID();
+        LockOwner owner = LockOwner.ofGrant(UUID.randomUUID().toString());
         AcquireResult.Granted first =
             (AcquireResult.Granted)
                 backend.tryAcquire(name, owner, LEASE).get(10, TimeUnit.SECONDS);
@@ -58,7 +59,10 @@ class ReleaseThenReentryTest {
           assertThat(again.fencingToken())
               .as("round %d: the retry re-entered the grant being released", round)
               .isNotEqualTo(first.fencingToken());
-          assertThat(other.tryAcquire(name, "t:other", LEASE).get(10, TimeUnit.SECONDS))
+          assertThat(
+                  other
+                      .tryAcquire(name, LockOwner.ofGrant("other"), LEASE)
+                      .get(10, TimeUnit.SECONDS))
               .as("round %d: the retry's grant is held", round)
               .isInstanceOf(AcquireResult.Held.class);
           backend.release(name, owner, again.fencingToken()).get(10, TimeUnit.SECONDS);

@@ -56,7 +56,7 @@ class RowLockWaitersTest {
     JdbcLockBackend waiterBackend = JdbcLockBackend.connect(settings);
     HikariPoolMXBean pool = waiterBackend.poolStats();
     // PostgreSQL keeps one connection for LISTEN once a waiter watches for releases.
-    int listening = waiterBackend.signalsReleases() ? 1 : 0;
+    int listening = waiterBackend.releaseSignals().isPresent() ? 1 : 0;
     ExecutorService threads = Executors.newFixedThreadPool(6);
     try (LockClient holder = JdbcLocks.newClient(settings, LockClientOptions.defaults());
         LockClient waiter = LockClients.create(waiterBackend, LockClientOptions.defaults())) {

@@ -2,13 +2,18 @@ package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
+import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendContext;
 import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
+import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.ReleaseSignals;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
@@ -32,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * The Redis {@link LockBackend}: one multiplexed Lettuce connection for commands and one for
  * release signals. Every primitive is one script call, so one round trip.
  */
-public final class RedisLockBackend implements LockBackend {
+public final class RedisLockBackend implements LockBackend, ReleaseSignals, LockAdministration {
   private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
   private final RedisLockSettings settings;
@@ -53,6 +58,9 @@ public final class RedisLockBackend implements LockBackend {
    * re-send.
    */
   private final String requestMemoryMillis;
+
+  /** The client's clock, from {@link #start}; the system clock until then. */
+  private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -99,16 +107,31 @@ public final class RedisLockBackend implements LockBackend {
   }
 
   @Override
+  public void start(BackendContext context) {
+    clock = context.clock();
+  }
+
+  @Override
+  public Optional<ReleaseSignals> releaseSignals() {
+    return Optional.of(this);
+  }
+
+  @Override
+  public Optional<LockAdministration> administration() {
+    return Optional.of(this);
+  }
+
+  @Override
   public CompletableFuture<AcquireResult> tryAcquire(
-      String lockName, String owner, Duration lease) {
+      String lockName, LockOwner owner, Duration lease) {
     String request = RequestIds.next();
-    long sent = System.nanoTime();
+    long sent = clock.nanoTime();
     return acquire(lockName, owner, lease, request)
         .whenComplete(
             (result, error) -> {
               if (error != null) {
                 UnansweredAcquireUndo.start(
-                    lockName, lease, sent, () -> undoAcquire(lockName, owner, request));
+                    lockName, lease, sent, clock, () -> undoAcquire(lockName, owner, request));
               }
             })
         .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
@@ -119,19 +142,20 @@ public final class RedisLockBackend implements LockBackend {
    * it does not get ({@link #undoAcquire}).
    */
   CompletableFuture<AcquireResult> acquire(
-      String lockName, String owner, Duration lease, String request) {
+      String lockName, LockOwner owner, Duration lease, String request) {
     return acquireScript
         .<List<Object>>call(
             commands,
             new String[] {
               keys.lock(lockName), keys.fence(lockName), keys.request(lockName, request)
             },
-            owner,
+            owner.key(),
             leaseMillis(lease),
             request,
             Long.toString(System.currentTimeMillis()),
             HolderDescription.of(owner),
-            requestMemoryMillis)
+            requestMemoryMillis,
+            owner.countsHolds() ? "1" : "0")
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -153,12 +177,12 @@ public final class RedisLockBackend implements LockBackend {
    *
    * @return true if a hold was taken back
    */
-  CompletableFuture<Boolean> undoAcquire(String lockName, String owner, String request) {
+  CompletableFuture<Boolean> undoAcquire(String lockName, LockOwner owner, String request) {
     return undoAcquireScript
         .<List<Object>>callWithSource(
             commands,
             new String[] {keys.lock(lockName)},
-            owner,
+            owner.key(),
             request,
             keys.releaseChannel(lockName),
             RequestIds.next())
@@ -176,7 +200,7 @@ public final class RedisLockBackend implements LockBackend {
    * acknowledge a grant; a grant they did not acknowledge in time is released and fails.
    */
   private CompletableFuture<AcquireResult> acknowledgedByReplicas(
-      String lockName, String owner, AcquireResult result) {
+      String lockName, LockOwner owner, AcquireResult result) {
     int replicas = settings.replicasToAcknowledge();
     if (replicas == 0 || !(result instanceof AcquireResult.Granted)) {
       return CompletableFuture.completedFuture(result);
@@ -210,13 +234,13 @@ public final class RedisLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<ReleaseResult> release(
-      String lockName, String owner, long fencingToken) {
+      String lockName, LockOwner owner, long fencingToken) {
     String request = RequestIds.next();
     return releaseScript
         .<List<Object>>call(
             commands,
             new String[] {keys.lock(lockName), keys.request(lockName, request)},
-            owner,
+            owner.key(),
             keys.releaseChannel(lockName),
             request,
             Long.toString(fencingToken),
@@ -239,12 +263,12 @@ public final class RedisLockBackend implements LockBackend {
    *
    * @return true if {@code owner} still holds the lock on this node
    */
-  CompletableFuture<Boolean> raiseFence(String lockName, String owner, long token) {
+  CompletableFuture<Boolean> raiseFence(String lockName, LockOwner owner, long token) {
     return raiseFenceScript
         .<List<Object>>call(
             commands,
             new String[] {keys.lock(lockName), keys.fence(lockName)},
-            owner,
+            owner.key(),
             Long.toString(token))
         .handle(
             (reply, error) -> {
@@ -286,7 +310,7 @@ public final class RedisLockBackend implements LockBackend {
     for (int i = 0; i < leases.size(); i++) {
       HeldLease lease = leases.get(i);
       lockKeys[i] = keys.lock(lease.lockName());
-      args[3 * i] = lease.owner();
+      args[3 * i] = lease.owner().key();
       args[3 * i + 1] = Long.toString(lease.fencingToken());
       args[3 * i + 2] = leaseMillis(lease.lease());
     }

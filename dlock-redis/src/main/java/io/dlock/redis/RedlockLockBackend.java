@@ -2,11 +2,15 @@ package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
+import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendContext;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
-import io.dlock.spi.ReleaseListener;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.ReleaseSignals;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -47,13 +51,16 @@ import org.slf4j.LoggerFactory;
  * RedlockMaster}). A grant that fails, or a master that answers too late, is taken back by the
  * acquire's request id ({@code undo-acquire.lua}), never by owner alone.
  */
-public final class RedlockLockBackend implements LockBackend {
+public final class RedlockLockBackend implements LockBackend, LockAdministration {
   private static final Logger log = LoggerFactory.getLogger(RedlockLockBackend.class);
 
   private final RedlockSettings settings;
   private final List<RedlockMaster> masters = new ArrayList<>();
   private final ExecutorService connector;
   private final int quorum;
+
+  /** The client's clock, from {@link #start}; the system clock until then. */
+  private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
 
   private RedlockLockBackend(RedlockSettings settings) {
     this.settings = settings;
@@ -115,6 +122,25 @@ public final class RedlockLockBackend implements LockBackend {
     return "redlock";
   }
 
+  @Override
+  public void start(BackendContext context) {
+    clock = context.clock();
+  }
+
+  /**
+   * No release signals: waiters retry after a random delay, as the algorithm prescribes, instead of
+   * subscribing on every master.
+   */
+  @Override
+  public Optional<ReleaseSignals> releaseSignals() {
+    return Optional.empty();
+  }
+
+  @Override
+  public Optional<LockAdministration> administration() {
+    return Optional.of(this);
+  }
+
   /** Every master's answer: a value, or null where the master failed or was too slow. */
   private <T> CompletableFuture<List<@Nullable T>> onEveryMaster(
       Function<RedisLockBackend, CompletableFuture<T>> call) {
@@ -128,8 +154,8 @@ public final class RedlockLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
-      String lockName, String owner, Duration lease) {
-    long start = System.nanoTime();
+      String lockName, LockOwner owner, Duration lease) {
+    long start = clock.nanoTime();
     // One request id on every master, so that the grant can be taken back exactly, master by
     // master, whatever each answered (or did not answer) in time.
     String request = RequestIds.next();
@@ -181,7 +207,7 @@ public final class RedlockLockBackend implements LockBackend {
                       agreed -> {
                         long validityNanos =
                             lease.toNanos()
-                                - (System.nanoTime() - start)
+                                - (clock.nanoTime() - start)
                                 - (lease.toNanos() / 100 + 2_000_000L);
                         if (agreed < quorum || validityNanos <= 0) {
                           log.debug(
@@ -200,7 +226,7 @@ public final class RedlockLockBackend implements LockBackend {
 
   /** Writes the combined token back to the granting masters; counts those that still hold it. */
   private CompletableFuture<Integer> agreeOnToken(
-      String lockName, String owner, long token, List<Integer> granted) {
+      String lockName, LockOwner owner, long token, List<Integer> granted) {
     List<CompletableFuture<Boolean>> acks = new ArrayList<>();
     for (int i : granted) {
       acks.add(
@@ -214,7 +240,7 @@ public final class RedlockLockBackend implements LockBackend {
   }
 
   private void undoEverywhere(
-      String lockName, String owner, Duration lease, long start, String request, int count) {
+      String lockName, LockOwner owner, Duration lease, long start, String request, int count) {
     for (int i = 0; i < count; i++) {
       undoOn(masters.get(i), lockName, owner, lease, start, request);
     }
@@ -222,7 +248,7 @@ public final class RedlockLockBackend implements LockBackend {
 
   private void undoWhereNotGranted(
       String lockName,
-      String owner,
+      LockOwner owner,
       Duration lease,
       long start,
       String request,
@@ -238,20 +264,24 @@ public final class RedlockLockBackend implements LockBackend {
    * Takes back this request's hold on one master, exactly (by request id, never another grant's
    * hold), retrying until the master answers or the lease has ended there on its own.
    */
-  private static void undoOn(
+  private void undoOn(
       RedlockMaster master,
       String lockName,
-      String owner,
+      LockOwner owner,
       Duration lease,
       long start,
       String request) {
     UnansweredAcquireUndo.start(
-        lockName, lease, start, () -> master.call(m -> m.undoAcquire(lockName, owner, request)));
+        lockName,
+        lease,
+        start,
+        clock,
+        () -> master.call(m -> m.undoAcquire(lockName, owner, request)));
   }
 
   @Override
   public CompletableFuture<ReleaseResult> release(
-      String lockName, String owner, long fencingToken) {
+      String lockName, LockOwner owner, long fencingToken) {
     return onEveryMaster(m -> m.release(lockName, owner, fencingToken))
         .thenApply(
             answers -> {
@@ -295,20 +325,6 @@ public final class RedlockLockBackend implements LockBackend {
               }
               return gone;
             });
-  }
-
-  @Override
-  public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener listener) {
-    return CompletableFuture.completedFuture(null);
-  }
-
-  @Override
-  public void unwatchReleases(String lockName) {}
-
-  /** Waiters retry after a random delay, as the algorithm prescribes, instead of subscribing. */
-  @Override
-  public boolean signalsReleases() {
-    return false;
   }
 
   @Override

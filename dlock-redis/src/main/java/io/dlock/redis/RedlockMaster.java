@@ -2,6 +2,7 @@ package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockClients;
+import io.dlock.MonotonicClock;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -32,11 +33,17 @@ final class RedlockMaster {
   private final AtomicLong lastAttempt = new AtomicLong();
   private volatile boolean closed;
 
+  /**
+   * The system clock on purpose: the reconnection rate limit is real time, stamped before the
+   * client starts the backend (and hands it its clock), and measures no lease.
+   */
+  private final MonotonicClock clock = MonotonicClock.SYSTEM;
+
   RedlockMaster(String uri, RedlockSettings settings, Executor connector) {
     this.uri = uri;
     this.settings = settings;
     this.connector = connector;
-    this.lastAttempt.set(System.nanoTime() - RECONNECT_INTERVAL_NANOS);
+    this.lastAttempt.set(clock.nanoTime() - RECONNECT_INTERVAL_NANOS);
   }
 
   String redactedUri() {
@@ -57,7 +64,7 @@ final class RedlockMaster {
     if (backend.get() != null) {
       return CompletableFuture.completedFuture(true);
     }
-    long now = System.nanoTime();
+    long now = clock.nanoTime();
     long last = lastAttempt.get();
     if (closed || now - last < RECONNECT_INTERVAL_NANOS || !connecting.compareAndSet(false, true)) {
       return CompletableFuture.completedFuture(false);

@@ -1,5 +1,6 @@
 package io.dlock.redis;
 
+import io.dlock.MonotonicClock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -29,25 +30,34 @@ final class UnansweredAcquireUndo {
   private final String lockName;
   private final Supplier<CompletableFuture<Boolean>> undo;
   private final long endNanos;
+  private final MonotonicClock clock;
 
   private UnansweredAcquireUndo(
-      String lockName, Supplier<CompletableFuture<Boolean>> undo, long endNanos) {
+      String lockName,
+      Supplier<CompletableFuture<Boolean>> undo,
+      long endNanos,
+      MonotonicClock clock) {
     this.lockName = lockName;
     this.undo = undo;
     this.endNanos = endNanos;
+    this.clock = clock;
   }
 
   /**
    * Starts undoing: at once, then again after failures until the server answers or {@code lease}
-   * after {@code sentNanos} (the acquire's send time on {@link System#nanoTime}) has passed.
+   * after {@code sentNanos} (the acquire's send time on {@code clock}, the client's) has passed.
    *
    * @return completes with true when a hold was taken back, false when there was nothing to undo or
    *     the lease ended first; never exceptionally
    */
   static CompletableFuture<Boolean> start(
-      String lockName, Duration lease, long sentNanos, Supplier<CompletableFuture<Boolean>> undo) {
+      String lockName,
+      Duration lease,
+      long sentNanos,
+      MonotonicClock clock,
+      Supplier<CompletableFuture<Boolean>> undo) {
     CompletableFuture<Boolean> done = new CompletableFuture<>();
-    new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos())
+    new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos(), clock)
         .attempt(FIRST_RETRY_MILLIS, done);
     return done;
   }
@@ -68,7 +78,7 @@ final class UnansweredAcquireUndo {
             done.complete(undone);
             return;
           }
-          long left = endNanos - System.nanoTime();
+          long left = endNanos - clock.nanoTime();
           if (left <= 0) {
             log.warn(
                 "Could not take back an unanswered acquisition of '{}' before its lease ended: {}",

@@ -3,7 +3,8 @@
 -- KEYS[3] this request's memory key
 -- ARGV[1] the owner token, ARGV[2] the lease in milliseconds, ARGV[3] this request's id,
 -- ARGV[4] the holder's wall-clock time in epoch milliseconds, ARGV[5] the holder's description,
--- ARGV[6] how long to remember this request, in milliseconds
+-- ARGV[6] how long to remember this request, in milliseconds, ARGV[7] '1' if the owner counts its
+-- holds (an owner id), '0' if it holds once (a grant owner)
 -- The lock's value is
 --   "<holds>|<waiters flag>|<fencing token>|<last request id>|<since>|<holder>|<owner>".
 --   The waiters flag tells the release whether anyone may wait, so that an uncontended release
@@ -12,7 +13,7 @@
 -- a connection dropped, within their command timeout) is recognised by its memory key, which
 -- outlives any re-send: the second run changes nothing and answers as the first did, even when
 -- other requests changed the lock in between.
--- Owners starting with "o:" are owner ids whose holds are counted here; any other owner holds
+-- An owner that counts its holds (ARGV[7] = '1', an owner id) re-enters here; a grant owner holds
 -- once, and seeing it again can only be a replay.
 -- Returns {1, fencing token, holds} when granted, {0, holder's remaining ms} when held.
 local function pack(holds, waiters, token, request, since, holder, owner)
@@ -37,7 +38,7 @@ local holds, waiters, token, request, since, holder, owner =
   string.match(value, '^(%d+)|(%d)|(%d+)|([^|]*)|(%d*)|([^|]*)|(.*)$')
 if owner == ARGV[1] then
   holds = tonumber(holds)
-  if request ~= ARGV[3] and string.sub(owner, 1, 2) == 'o:' then
+  if request ~= ARGV[3] and ARGV[7] == '1' then
     holds = holds + 1
   end
   -- Never shorten the expiry: another hold of this owner may count on a longer lease.

@@ -52,7 +52,8 @@ class RedisScriptReplayTest {
             request,
             "1700000000000",
             "test-host/1/main",
-            "10000")
+            "10000",
+            owner.startsWith("o:") ? "1" : "0")
         .get(5, TimeUnit.SECONDS);
   }
 

@@ -12,6 +12,7 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.LockOwner;
 import io.dlock.testkit.net.TcpProxy;
 import io.dlock.testkit.server.RedisServerProcess;
 import java.net.InetSocketAddress;
@@ -132,7 +133,7 @@ class RedlockFaultTest {
       masters.get(0).pause();
       masters.get(1).pause();
       masters.get(2).pause();
-      var answer = backend.tryAcquire(name, "t:slow", Duration.ofMillis(300));
+      var answer = backend.tryAcquire(name, LockOwner.ofGrant("slow"), Duration.ofMillis(300));
       // The paused majority answers only once resumed, 600 ms later: past the 300 ms lease.
       TimeUnit.MILLISECONDS.sleep(600);
       masters.get(0).resume();

@@ -5,10 +5,13 @@ import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.SessionBoundHolds;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -63,6 +66,12 @@ public class FaultyBackend extends ForwardingLockBackend {
     return sink;
   }
 
+  /** Always session-bound, whatever the delegate: the tests fire session events through it. */
+  @Override
+  public Optional<SessionBoundHolds> sessionBoundHolds() {
+    return Optional.of(this);
+  }
+
   @Override
   public void bindEvents(BackendEvents sink) {
     events = sink;
@@ -91,7 +100,7 @@ public class FaultyBackend extends ForwardingLockBackend {
 
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
-      String lockName, String owner, Duration lease) {
+      String lockName, LockOwner owner, Duration lease) {
     acquireCalls.incrementAndGet();
     return unlessCut(() -> super.tryAcquire(lockName, owner, lease))
         .thenApply(
@@ -108,7 +117,7 @@ public class FaultyBackend extends ForwardingLockBackend {
 
   @Override
   public CompletableFuture<ReleaseResult> release(
-      String lockName, String owner, long fencingToken) {
+      String lockName, LockOwner owner, long fencingToken) {
     releaseCalls.incrementAndGet();
     return unlessCut(() -> super.release(lockName, owner, fencingToken));
   }
@@ -125,7 +134,7 @@ public class FaultyBackend extends ForwardingLockBackend {
   }
 
   @Override
-  public CompletableFuture<Void> abandon(String lockName, String owner) {
+  public CompletableFuture<Void> abandon(String lockName, LockOwner owner) {
     return unlessCut(() -> super.abandon(lockName, owner));
   }
 }

@@ -5,14 +5,18 @@ import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
+import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.ReleaseSignals;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,18 +28,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * without a server. Several clients share one instance to contend with each other. Not distributed,
  * obviously.
  */
-public final class InMemoryLockBackend implements LockBackend {
+public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, LockAdministration {
   private final MonotonicClock serverClock;
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<String, Entry> locks = new HashMap<>();
   private final Map<String, Long> fences = new HashMap<>();
   private final Map<String, Set<ReleaseListener>> watchers = new ConcurrentHashMap<>();
 
-  private record Entry(String owner, int holds, long token, long expiresAt, String holder) {
-    Entry(String owner, int holds, long token, long expiresAt) {
-      this(owner, holds, token, expiresAt, HolderDescription.of(owner));
-    }
-  }
+  private record Entry(String owner, int holds, long token, long expiresAt, String holder) {}
 
   public InMemoryLockBackend() {
     this(MonotonicClock.SYSTEM);
@@ -100,19 +100,21 @@ public final class InMemoryLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<AcquireResult> tryAcquire(String name, String owner, Duration lease) {
+  public CompletableFuture<AcquireResult> tryAcquire(
+      String name, LockOwner lockOwner, Duration lease) {
+    String owner = lockOwner.key();
     lock.lock();
     try {
       long expiresAt = serverClock.nanoTime() + lease.toNanos();
       Entry e = live(name);
       if (e == null) {
         long token = fences.merge(name, 1L, Long::sum);
-        locks.put(name, new Entry(owner, 1, token, expiresAt));
+        locks.put(name, new Entry(owner, 1, token, expiresAt, HolderDescription.of(lockOwner)));
         return CompletableFuture.completedFuture(new AcquireResult.Granted(token, 1));
       }
       if (e.owner.equals(owner)) {
-        // Owner ids ("o:") count holds; any other owner asking again is a repeated request.
-        int holds = owner.startsWith("o:") ? e.holds + 1 : e.holds;
+        // Owner ids count holds; a grant owner asking again is a repeated request.
+        int holds = lockOwner.countsHolds() ? e.holds + 1 : e.holds;
         long later = e.expiresAt - expiresAt > 0 ? e.expiresAt : expiresAt; // never shorten
         locks.put(name, new Entry(owner, holds, e.token, later, e.holder));
         return CompletableFuture.completedFuture(new AcquireResult.Granted(e.token, holds));
@@ -125,7 +127,9 @@ public final class InMemoryLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<ReleaseResult> release(String name, String owner, long fencingToken) {
+  public CompletableFuture<ReleaseResult> release(
+      String name, LockOwner lockOwner, long fencingToken) {
+    String owner = lockOwner.key();
     ReleaseResult result;
     lock.lock();
     try {
@@ -155,7 +159,7 @@ public final class InMemoryLockBackend implements LockBackend {
     try {
       for (HeldLease held : leases) {
         Entry e = live(held.lockName());
-        if (e == null || !e.owner.equals(held.owner()) || e.token != held.fencingToken()) {
+        if (e == null || !e.owner.equals(held.owner().key()) || e.token != held.fencingToken()) {
           gone.add(held);
         } else {
           long renewed = serverClock.nanoTime() + held.lease().toNanos();
@@ -169,6 +173,16 @@ public final class InMemoryLockBackend implements LockBackend {
       lock.unlock();
     }
     return CompletableFuture.completedFuture(gone);
+  }
+
+  @Override
+  public Optional<ReleaseSignals> releaseSignals() {
+    return Optional.of(this);
+  }
+
+  @Override
+  public Optional<LockAdministration> administration() {
+    return Optional.of(this);
   }
 
   @Override
@@ -206,12 +220,12 @@ public final class InMemoryLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String name) {
-    java.util.Optional<LockInfo> before;
+  public CompletableFuture<Optional<LockInfo>> forceRelease(String name) {
+    Optional<LockInfo> before;
     lock.lock();
     try {
       Entry e = live(name);
-      before = e == null ? java.util.Optional.empty() : java.util.Optional.of(info(name, e));
+      before = e == null ? Optional.empty() : Optional.of(info(name, e));
       locks.remove(name);
     } finally {
       lock.unlock();

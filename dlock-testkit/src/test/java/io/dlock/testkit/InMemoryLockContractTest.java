@@ -4,10 +4,13 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.ReleaseSignals;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -22,7 +25,7 @@ class InMemoryLockContractTest extends LockContractTest {
 
   @Override
   protected LockBackend newBackendForUnreachableServer() {
-    return new LockBackend() {
+    final class Unreachable implements LockBackend, ReleaseSignals {
       private <T> CompletableFuture<T> down() {
         return CompletableFuture.failedFuture(new BackendUnavailableException("no server"));
       }
@@ -33,18 +36,23 @@ class InMemoryLockContractTest extends LockContractTest {
       }
 
       @Override
-      public CompletableFuture<AcquireResult> tryAcquire(String n, String o, Duration l) {
+      public CompletableFuture<AcquireResult> tryAcquire(String n, LockOwner o, Duration l) {
         return down();
       }
 
       @Override
-      public CompletableFuture<ReleaseResult> release(String n, String o, long t) {
+      public CompletableFuture<ReleaseResult> release(String n, LockOwner o, long t) {
         return down();
       }
 
       @Override
       public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
         return down();
+      }
+
+      @Override
+      public Optional<ReleaseSignals> releaseSignals() {
+        return Optional.of(this);
       }
 
       @Override
@@ -57,7 +65,8 @@ class InMemoryLockContractTest extends LockContractTest {
 
       @Override
       public void close() {}
-    };
+    }
+    return new Unreachable();
   }
 
   @Override

@@ -1,8 +1,8 @@
 package io.dlock.testkit;
 
 import io.dlock.spi.LockBackend;
-import io.dlock.spi.ReleaseListener;
-import java.util.concurrent.CompletableFuture;
+import io.dlock.spi.ReleaseSignals;
+import java.util.Optional;
 
 /**
  * The contract suite against a backend that cannot signal releases: the core must fall back to
@@ -14,16 +14,8 @@ class PollingInMemoryLockContractTest extends InMemoryLockContractTest {
   protected LockBackend newBackend() {
     return new ForwardingLockBackend(super.newBackend()) {
       @Override
-      public CompletableFuture<Void> watchReleases(String n, ReleaseListener listener) {
-        return CompletableFuture.completedFuture(null); // never signals
-      }
-
-      @Override
-      public void unwatchReleases(String n) {}
-
-      @Override
-      public boolean signalsReleases() {
-        return false;
+      public Optional<ReleaseSignals> releaseSignals() {
+        return Optional.empty(); // never signals: waiters back off and retry
       }
     };
   }

@@ -13,6 +13,7 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.core.CoreLockClient;
+import io.dlock.spi.LockOwner;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -68,7 +69,7 @@ class SessionEventsTest {
   @Test
   void aLeaseLossWhileTheGrantIsInFlightHoldsNothing() {
     try (LockClient client = client()) {
-      String owner = "o:request-1";
+      String owner = LockOwner.ofOwnerId("request-1").key();
       backend.onNextGrant(sink -> sink.leaseLost("in-flight-node", owner, "node deleted"));
       LockOptions chain = LockOptions.defaults().withOwnerId("request-1");
       assertThatThrownBy(() -> client.lock("in-flight-node", chain).tryAcquire())
@@ -122,7 +123,7 @@ class SessionEventsTest {
         new ForwardingLockBackend(memory) {
           @Override
           public java.util.concurrent.CompletableFuture<io.dlock.spi.ReleaseResult> release(
-              String lockName, String owner, long fencingToken) {
+              String lockName, LockOwner owner, long fencingToken) {
             return java.util.concurrent.CompletableFuture.runAsync(
                     () -> {},
                     java.util.concurrent.CompletableFuture.delayedExecutor(
@@ -141,7 +142,7 @@ class SessionEventsTest {
           .until(
               () ->
                   slowReleases
-                          .release("retry-after-undo-probe", "t:nobody", 0)
+                          .release("retry-after-undo-probe", LockOwner.ofGrant("nobody"), 0)
                           .get(5, java.util.concurrent.TimeUnit.SECONDS)
                       != null);
       assertThat(lease.isValid()).isTrue();

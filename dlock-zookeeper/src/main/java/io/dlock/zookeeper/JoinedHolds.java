@@ -143,7 +143,7 @@ final class JoinedHolds {
           // Deleted while being recorded: the watch's report may have found no hold yet.
           onGone.accept(watch);
         }
-        leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
+        leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
         return new AcquireResult.Granted(written.getCzxid(), holds);
       }
       throw new BackendUnavailableException(

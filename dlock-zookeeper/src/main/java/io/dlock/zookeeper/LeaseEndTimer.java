@@ -1,5 +1,6 @@
 package io.dlock.zookeeper;
 
+import io.dlock.MonotonicClock;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -21,7 +22,11 @@ final class LeaseEndTimer {
   private final ConcurrentSkipListSet<LeaseMark> leaseMarks = new ConcurrentSkipListSet<>();
 
   private final AtomicLong leaseSeq = new AtomicLong();
-  private final long originNanos = System.nanoTime();
+  // The client's clock once the backend starts (see useClock), before any lease is registered.
+  private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
+  private volatile long originNanos = clock.nanoTime();
+  private final java.util.concurrent.atomic.AtomicBoolean clockSet =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final ReentrantLock tickLock = new ReentrantLock();
   private @Nullable ScheduledFuture<?> nextTick; // guarded by tickLock
   private long nextTickAt; // guarded by tickLock
@@ -36,6 +41,24 @@ final class LeaseEndTimer {
   LeaseEndTimer(ScheduledExecutorService timer, BiConsumer<LockAndOwner, QueueEntry> leaseEnded) {
     this.timer = timer;
     this.leaseEnded = leaseEnded;
+  }
+
+  /**
+   * Measures lease ends on {@code clock}, the client's, from now on; called when the backend
+   * starts, before any lease is registered.
+   */
+  void useClock(MonotonicClock clock) {
+    if (!clockSet.compareAndSet(false, true)) {
+      // Re-basing would move the lease ends already registered.
+      throw new IllegalStateException("The backend was started already, by another client");
+    }
+    this.originNanos = clock.nanoTime();
+    this.clock = clock;
+  }
+
+  /** Now, on the clock that lease ends are measured on. */
+  long now() {
+    return clock.nanoTime();
   }
 
   /**
@@ -88,7 +111,7 @@ final class LeaseEndTimer {
         scheduled.cancel(false);
       }
       nextTickAt = at;
-      long delay = Math.max(0, at - (System.nanoTime() - originNanos));
+      long delay = Math.max(0, at - (clock.nanoTime() - originNanos));
       nextTick = timer.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       nextTick = null; // closing
@@ -105,7 +128,7 @@ final class LeaseEndTimer {
     } finally {
       tickLock.unlock();
     }
-    long now = System.nanoTime() - originNanos;
+    long now = clock.nanoTime() - originNanos;
     while (true) {
       LeaseMark first = leaseMarks.pollFirst();
       if (first == null) {

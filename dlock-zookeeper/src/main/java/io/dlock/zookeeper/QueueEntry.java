@@ -37,7 +37,16 @@ final class QueueEntry {
   /** Grants made through this backend and not yet released. */
   volatile int localHolds;
 
+  /**
+   * The end of the lease kept by this backend, on the client's clock. It starts at the entry's
+   * creation, never at 0: a client clock may read negative (an offset clock on a young host), and
+   * extensions only move it forward.
+   */
   volatile long leaseEndNanos;
+
+  QueueEntry(long createdNanos) {
+    this.leaseEndNanos = createdNanos;
+  }
 
   /** This entry's registration with the lease timer, or null. */
   volatile LeaseEndTimer.@Nullable LeaseMark leaseMark;

@@ -4,6 +4,7 @@ import static io.dlock.zookeeper.ZooKeeperLockBackend.MAX_ROUNDS;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
+import io.dlock.spi.LockAdministration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -21,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * Both work from what the server says (the queue heads, read in the background after a {@code
  * sync}), never from this client's own bookkeeping.
  */
-final class LockAdministration {
+final class ZooKeeperLockAdministration implements LockAdministration {
   // The backend's logger: a forced release is logged under the name users configure for it.
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
 
@@ -30,7 +31,7 @@ final class LockAdministration {
   private final QueueNodes nodes;
   private final ZooKeeperFailures failures;
 
-  LockAdministration(
+  ZooKeeperLockAdministration(
       CuratorFramework client, LockPaths paths, QueueNodes nodes, ZooKeeperFailures failures) {
     this.client = client;
     this.paths = paths;
@@ -38,8 +39,9 @@ final class LockAdministration {
     this.failures = failures;
   }
 
-  /** See {@link ZooKeeperLockBackend#inspect}. */
-  CompletableFuture<List<LockInfo>> inspect(String namePattern) {
+  /** See {@link ZooKeeperLockBackend#administration}. */
+  @Override
+  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
     Objects.requireNonNull(namePattern, "namePattern");
     if (!client.getZookeeperClient().isConnected()) {
       return CompletableFuture.failedFuture(failures.notConnected());
@@ -85,7 +87,8 @@ final class LockAdministration {
   }
 
   /** See {@link ZooKeeperLockBackend#forceRelease}. */
-  CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String lockName) {
+  @Override
+  public CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String lockName) {
     if (!client.getZookeeperClient().isConnected()) {
       return CompletableFuture.failedFuture(failures.notConnected());
     }

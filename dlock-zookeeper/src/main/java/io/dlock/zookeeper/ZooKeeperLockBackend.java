@@ -1,19 +1,25 @@
 package io.dlock.zookeeper;
 
 import io.dlock.BackendUnavailableException;
-import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
+import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
+import io.dlock.spi.ReleaseSignals;
+import io.dlock.spi.SessionBoundHolds;
+import io.dlock.spi.WaitQueue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -80,9 +86,11 @@ import org.slf4j.LoggerFactory;
  * <p><b>Parts.</b> This class keeps the queue algorithm and the session handling; the requests on
  * queue nodes are in {@link QueueNodes}, the per-key call order and worker threads in {@link
  * OrderedCalls}, the lease ends in {@link LeaseEndTimer}, holds joined across clients of one owner
- * id in {@link JoinedHolds}, and inspection and forced release in {@link LockAdministration}.
+ * id in {@link JoinedHolds}, and inspection and forced release in {@link
+ * ZooKeeperLockAdministration}.
  */
-public final class ZooKeeperLockBackend implements LockBackend {
+public final class ZooKeeperLockBackend
+    implements LockBackend, ReleaseSignals, WaitQueue, SessionBoundHolds {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
   private static final AtomicInteger IDS = new AtomicInteger();
 
@@ -107,7 +115,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
   private final LeaseEndTimer leaseTimer;
   private final OrderedCalls calls;
   private final JoinedHolds joinedHolds;
-  private final LockAdministration administration;
+  private final ZooKeeperLockAdministration administration;
 
   /** Waits whose clean-up failed for want of a connection: retried on reconnection. */
   private final Set<LockAndOwner> abandonAfterReconnect = ConcurrentHashMap.newKeySet();
@@ -166,7 +174,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     this.calls = new OrderedCalls(workers, gate, closed::get, failures);
     this.joinedHolds =
         new JoinedHolds(client, nodes, leaseTimer, calls, failures, this::sharedNodeGone);
-    this.administration = new LockAdministration(client, paths, nodes, failures);
+    this.administration = new ZooKeeperLockAdministration(client, paths, nodes, failures);
     this.sessionId = nodes.currentSessionId();
     client.getConnectionStateListenable().addListener(connectionListener);
     // After the listener is added: a client that connects after this check reports CONNECTED to
@@ -203,7 +211,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   @Override
-  public boolean sharesOwnerAcrossClients() {
+  public boolean sharesOwnerIdsAcrossClients() {
     return shareOwnerIds;
   }
 
@@ -233,12 +241,43 @@ public final class ZooKeeperLockBackend implements LockBackend {
   // ---- acquisition ----------------------------------------------------------------------------
 
   @Override
+  public void start(BackendContext context) {
+    leaseTimer.useClock(context.clock());
+  }
+
+  @Override
+  public Optional<ReleaseSignals> releaseSignals() {
+    return Optional.of(this);
+  }
+
+  @Override
+  public Optional<WaitQueue> waitQueue() {
+    return Optional.of(this);
+  }
+
+  @Override
+  public Optional<SessionBoundHolds> sessionBoundHolds() {
+    return Optional.of(this);
+  }
+
+  /**
+   * Inspection reads the queue heads after a {@code sync}, so the answer includes every grant made
+   * before the call; a forced release deletes the head node, version-checked (see {@link
+   * ZooKeeperLockAdministration}).
+   */
+  @Override
+  public Optional<LockAdministration> administration() {
+    return Optional.of(administration);
+  }
+
+  @Override
   public CompletableFuture<AcquireResult> tryAcquire(
-      String lockName, String owner, Duration lease) {
+      String lockName, LockOwner lockOwner, Duration lease) {
+    String owner = lockOwner.key();
     LockAndOwner key = new LockAndOwner(lockName, owner);
     // On the caller's thread: the description names the thread that acquires.
     String description =
-        LockPaths.description(System.currentTimeMillis(), HolderDescription.of(owner));
+        LockPaths.description(System.currentTimeMillis(), HolderDescription.of(lockOwner));
     long leaseNanos = lease.toNanos();
     WaiterWakeUps.Registration waiting = wakeUps.asked(lockName, owner);
     // The registration ends before the core sees the grant (and stops watching the lock).
@@ -274,7 +313,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   private CompletableFuture<AcquireResult> acquireFast(
       LockAndOwner key, long leaseNanos, String description) {
-    QueueEntry entry = entries.computeIfAbsent(key, k -> new QueueEntry());
+    QueueEntry entry = entries.computeIfAbsent(key, k -> new QueueEntry(leaseTimer.now()));
     String node = entry.node;
     if (entry.uncertain || entry.localHolds > 0 || !client.getZookeeperClient().isConnected()) {
       return acquireOnWorker(key, leaseNanos, description, null);
@@ -348,7 +387,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     int position = queue.indexOf(node.substring(node.lastIndexOf('/') + 1));
     if (position == 0 && node.equals(entry.node) && entry.localHolds == 0) {
       entry.localHolds = 1;
-      leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
+      leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
       return CompletableFuture.completedFuture(
           new AcquireResult.Granted(entry.czxid, entry.holdCount));
     }
@@ -388,7 +427,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
           continue;
         }
         entry.localHolds++;
-        leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
+        leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       if (node == null) {
@@ -410,7 +449,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
       }
       if (position == 0) {
         entry.localHolds = 1;
-        leaseTimer.extendLease(key, entry, System.nanoTime() + leaseNanos);
+        leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       String head = queue.get(0);
@@ -563,8 +602,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
   @Override
   public CompletableFuture<ReleaseResult> release(
-      String lockName, String owner, long fencingToken) {
-    LockAndOwner key = new LockAndOwner(lockName, owner);
+      String lockName, LockOwner owner, long fencingToken) {
+    LockAndOwner key = new LockAndOwner(lockName, owner.key());
     return calls.submitAsync(
         key, "release '" + lockName + "'", true, () -> releaseFast(key, fencingToken));
   }
@@ -677,9 +716,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
   }
 
   @Override
-  public CompletableFuture<Void> abandon(String lockName, String owner) {
-    wakeUps.abandoned(lockName, owner); // on the acquiring thread, as the core calls it
-    return dropWait(lockName, owner);
+  public CompletableFuture<Void> abandon(String lockName, LockOwner owner) {
+    wakeUps.abandoned(lockName, owner.key()); // on the acquiring thread, as the core calls it
+    return dropWait(lockName, owner.key());
   }
 
   /** Deletes the queue node of a wait that ended without a grant, in turn with the key's calls. */
@@ -798,11 +837,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
     if (!client.getZookeeperClient().isConnected()) {
       return CompletableFuture.failedFuture(failures.notConnected());
     }
-    long sentAt = System.nanoTime();
+    long sentAt = leaseTimer.now();
     Set<HeldLease> gone = ConcurrentHashMap.newKeySet();
     List<CompletableFuture<Void>> checks = new ArrayList<>();
     for (HeldLease lease : leases) {
-      LockAndOwner key = new LockAndOwner(lease.lockName(), lease.owner());
+      LockAndOwner key = new LockAndOwner(lease.lockName(), lease.owner().key());
       QueueEntry entry = entries.get(key);
       String node = entry == null ? null : entry.node;
       if (entry == null
@@ -852,7 +891,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     if (entries.get(key) != entry) {
       return;
     }
-    if (entry.leaseEndNanos - System.nanoTime() > 0) {
+    if (entry.leaseEndNanos - leaseTimer.now() > 0) {
       leaseTimer.scheduleLeaseEnd(key, entry); // renewed meanwhile
       return;
     }
@@ -865,7 +904,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                     key,
                     false,
                     e -> {
-                      if (e != entry || e.leaseEndNanos - System.nanoTime() > 0) {
+                      if (e != entry || e.leaseEndNanos - leaseTimer.now() > 0) {
                         if (e == entry) {
                           leaseTimer.scheduleLeaseEnd(key, e);
                         }
@@ -887,36 +926,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
               if (failure != null && entries.get(key) == entry) {
                 // Not connected: try again shortly; if the session dies, the node dies with it.
                 entry.leaseMark = null;
-                entry.leaseEndNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+                entry.leaseEndNanos = leaseTimer.now() + TimeUnit.MILLISECONDS.toNanos(200);
                 leaseTimer.scheduleLeaseEnd(key, entry);
               }
             });
   }
 
   // ---- inspection and administration ---------------------------------------------------------
-
-  /**
-   * Lists the holders of the locks whose names match the glob, from the queue heads under the root.
-   * A {@code sync} first brings the member this client reads from up to date with the leader, so
-   * the answer includes every grant made before the call. {@code heldSince} is the holder's wall
-   * clock when it created its node: for a holder that waited, when it started waiting. {@code
-   * leaseRemaining} is null: the lease is the holder's session, which the ensemble does not report
-   * to other clients.
-   */
-  @Override
-  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
-    return administration.inspect(namePattern);
-  }
-
-  /**
-   * Deletes the node at the head of the lock's queue, whoever holds it: its holder finds out at its
-   * next renewal ({@code TAKEN_OVER}), and the next waiter's predecessor watch fires. The delete is
-   * version-checked against the data just read, so the answer describes exactly what was deleted.
-   */
-  @Override
-  public CompletableFuture<java.util.Optional<LockInfo>> forceRelease(String lockName) {
-    return administration.forceRelease(lockName);
-  }
 
   // ---- release signals and session events -----------------------------------------------------
 
@@ -1083,7 +1099,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
    */
   private <T> T withEntry(LockAndOwner key, boolean create, EntryCall<T> call) throws Exception {
     QueueEntry entry =
-        create ? entries.computeIfAbsent(key, k -> new QueueEntry()) : entries.get(key);
+        create
+            ? entries.computeIfAbsent(key, k -> new QueueEntry(leaseTimer.now()))
+            : entries.get(key);
     if (entry == null) {
       return call.call(null);
     }

@@ -13,6 +13,7 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.LockOwner;
 import io.dlock.testkit.ForwardingLockBackend;
 import io.dlock.testkit.net.TcpProxy;
 import java.net.InetSocketAddress;
@@ -96,7 +97,7 @@ class ZooKeeperConnectionChangeTest {
 
     @Override
     public CompletableFuture<AcquireResult> tryAcquire(
-        String lockName, String owner, Duration lease) {
+        String lockName, LockOwner owner, Duration lease) {
       CompletableFuture<AcquireResult> answer = super.tryAcquire(lockName, owner, lease);
       asked.countDown();
       return answer;

@@ -11,6 +11,7 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.testkit.net.TcpProxy;
 import java.net.InetSocketAddress;
@@ -43,7 +44,7 @@ class ZooKeeperSharedOwnerIdTest {
   private TestingServer server;
   private String root;
   private String lockName;
-  private String owner;
+  private LockOwner owner;
   private CuratorFramework admin;
 
   @BeforeEach
@@ -51,7 +52,7 @@ class ZooKeeperSharedOwnerIdTest {
     server = ZooKeeperTestServers.single();
     root = "/dlock-shared-" + UUID.randomUUID().toString().substring(0, 8);
     lockName = "order-" + UUID.randomUUID().toString().substring(0, 8);
-    owner = "o:chain-" + UUID.randomUUID();
+    owner = LockOwner.ofOwnerId("chain-" + UUID.randomUUID());
     admin = ZooKeeperTestServers.admin(server.getConnectString());
   }
 
@@ -161,7 +162,7 @@ class ZooKeeperSharedOwnerIdTest {
     ZooKeeperLockBackend stranger = backend();
     ZooKeeperLockBackend waiter = backend();
     ZooKeeperLockBackend partner = backend();
-    String strangerOwner = "t:" + UUID.randomUUID();
+    LockOwner strangerOwner = LockOwner.ofGrant(UUID.randomUUID().toString());
     long strangers = granted(get(stranger.tryAcquire(lockName, strangerOwner, LEASE)));
     assertThat(get(waiter.tryAcquire(lockName, owner, LEASE)))
         .isInstanceOf(AcquireResult.Held.class);
@@ -179,7 +180,7 @@ class ZooKeeperSharedOwnerIdTest {
                     .as("the waiter's hold is taken back")
                     .startsWith("1|"));
 
-    String third = "t:" + UUID.randomUUID();
+    LockOwner third = LockOwner.ofGrant(UUID.randomUUID().toString());
     assertThat(get(stranger.tryAcquire(lockName, third, LEASE)))
         .as("the partner's grant still excludes everyone else")
         .isInstanceOf(AcquireResult.Held.class);
@@ -205,7 +206,7 @@ class ZooKeeperSharedOwnerIdTest {
     LockClient stranger = client(backend());
     LockOptions shared =
         LockOptions.defaults()
-            .withOwnerId(owner.substring(2))
+            .withOwnerId(owner.ownerId())
             .withRenewedLease(millis(30_000)); // renewed every 10 s: far later than the test looks
     Lease created = creator.lock(lockName, shared).tryAcquire().orElseThrow();
     Lease joined = partner.lock(lockName, shared).tryAcquire().orElseThrow();
@@ -267,7 +268,7 @@ class ZooKeeperSharedOwnerIdTest {
                     .as("the partner's hold is taken back after its session ended")
                     .startsWith("1|"));
     assertThat(get(creator.release(lockName, owner, token))).isEqualTo(ReleaseResult.RELEASED);
-    String other = "t:" + UUID.randomUUID();
+    LockOwner other = LockOwner.ofGrant(UUID.randomUUID().toString());
     long next = granted(get(stranger.tryAcquire(lockName, other, LEASE)));
     assertThat(next).isGreaterThan(token);
     assertThat(get(stranger.release(lockName, other, next))).isEqualTo(ReleaseResult.RELEASED);
@@ -301,7 +302,7 @@ class ZooKeeperSharedOwnerIdTest {
         ZooKeeperLockBackend.connect(
             ZooKeeperTestServers.settings(server.getConnectString(), root));
     closeables.add(plainB);
-    assertThat(plainA.sharesOwnerAcrossClients()).isFalse();
+    assertThat(plainA.sharesOwnerIdsAcrossClients()).isFalse();
     io.dlock.LockOptions chain = io.dlock.LockOptions.defaults().withOwnerId("order-default");
     LockClient a = client(plainA);
     LockClient b = client(plainB);

@@ -1,0 +1,155 @@
+package io.dlock.core;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.LeaseLostEvent;
+import io.dlock.LockEventListener;
+import io.dlock.LockEventListener.AcquireFailure;
+import io.dlock.LockInterruptedException;
+import io.dlock.LockLostException;
+import io.dlock.LockTimeoutException;
+import io.dlock.MonotonicClock;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's {@link LockEventListener}, called so that a failing listener never breaks a lock:
+ * whatever it throws (short of a {@link VirtualMachineError}) is logged and dropped. Durations are
+ * measured on the client's clock.
+ *
+ * <p>Acquisitions and releases are reported on the caller's thread (a tracing listener sees the
+ * caller's context); losses and failed renewals on a thread of the listener's own, so that a slow
+ * listener never delays the renewal of other leases nor the holders' own loss callbacks.
+ */
+final class LockEvents implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(LockEvents.class);
+
+  private final LockEventListener listener;
+  private final MonotonicClock clock;
+  private final @Nullable ExecutorService background;
+
+  LockEvents(LockEventListener listener, MonotonicClock clock, String threadName) {
+    this.listener = listener;
+    this.clock = clock;
+    this.background =
+        listener == LockEventListener.NONE
+            ? null
+            : Executors.newSingleThreadExecutor(CoreLockClient.daemonThreads(threadName));
+  }
+
+  @Override
+  public void close() {
+    if (background != null) {
+      background.shutdown();
+    }
+  }
+
+  /** Whether anybody listens: lets the hot paths skip measuring for nobody. */
+  boolean active() {
+    return listener != LockEventListener.NONE;
+  }
+
+  Duration since(long startNanos) {
+    return Duration.ofNanos(Math.max(0, clock.nanoTime() - startNanos));
+  }
+
+  void waiting(String lockName) {
+    try {
+      listener.waiting(lockName);
+    } catch (RuntimeException | Error e) {
+      failed("waiting", lockName, e);
+    }
+  }
+
+  void acquired(String lockName, long fencingToken, long startNanos, long waitStartNanos) {
+    if (!active()) {
+      return;
+    }
+    long now = clock.nanoTime();
+    Duration latency = Duration.ofNanos(Math.max(0, now - startNanos));
+    Duration waited =
+        waitStartNanos == 0 ? Duration.ZERO : Duration.ofNanos(Math.max(0, now - waitStartNanos));
+    try {
+      listener.acquired(lockName, fencingToken, latency, waited);
+    } catch (RuntimeException | Error e) {
+      failed("acquired", lockName, e);
+    }
+  }
+
+  void notAcquired(String lockName, AcquireFailure failure, long startNanos) {
+    if (!active()) {
+      return;
+    }
+    try {
+      listener.notAcquired(lockName, failure, since(startNanos));
+    } catch (RuntimeException | Error e) {
+      failed("notAcquired", lockName, e);
+    }
+  }
+
+  void released(String lockName, long fencingToken, long openedNanos) {
+    if (!active()) {
+      return;
+    }
+    try {
+      listener.released(lockName, fencingToken, since(openedNanos));
+    } catch (RuntimeException | Error e) {
+      failed("released", lockName, e);
+    }
+  }
+
+  void lost(LeaseLostEvent event) {
+    inBackground("lost", event.lockName(), () -> listener.lost(event));
+  }
+
+  void renewalFailed(int leases, RuntimeException failure) {
+    inBackground(
+        "renewalFailed", "(" + leases + " leases)", () -> listener.renewalFailed(leases, failure));
+  }
+
+  private void inBackground(String method, String lockName, Runnable call) {
+    if (background == null) {
+      return;
+    }
+    try {
+      background.execute(
+          () -> {
+            try {
+              call.run();
+            } catch (RuntimeException | Error e) {
+              failed(method, lockName, e);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      log.debug("Lock event '{}' for '{}' not reported: the client is closed", method, lockName);
+    }
+  }
+
+  /** The failure an exception thrown by an acquisition stands for. */
+  static AcquireFailure failureOf(RuntimeException e) {
+    if (e instanceof LockTimeoutException) {
+      return AcquireFailure.TIMEOUT;
+    }
+    if (e instanceof BackendUnavailableException) {
+      return AcquireFailure.BACKEND_UNAVAILABLE;
+    }
+    if (e instanceof LockInterruptedException) {
+      return AcquireFailure.INTERRUPTED;
+    }
+    if (e instanceof LockLostException) {
+      return AcquireFailure.LEASE_LOST;
+    }
+    return AcquireFailure.ERROR;
+  }
+
+  private static void failed(String method, String lockName, Throwable e) {
+    if (e instanceof VirtualMachineError fatal) {
+      throw fatal; // out of memory and the like: nothing can be trusted to go on
+    }
+    log.warn("The lock event listener failed in {} for '{}'; ignored", method, lockName, e);
+  }
+}
