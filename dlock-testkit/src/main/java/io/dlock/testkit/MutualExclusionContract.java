@@ -1,0 +1,119 @@
+package io.dlock.testkit;
+
+import static io.dlock.testkit.TestTiming.millis;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
+import io.dlock.LockClient;
+import io.dlock.LockOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Mutual exclusion and fencing: never two holders at once, across threads and clients, and fencing
+ * tokens that only ever grow, including after a lease expired and after the lock was deleted on the
+ * server.
+ *
+ * <p>A topic of {@link LockContractTest}, which every backend runs as one suite; extend that class;
+ * do not implement this interface on its own.
+ */
+public interface MutualExclusionContract {
+
+  /** The fixture of the suite: clients, lock names and the backend's hooks. */
+  ContractFixture fixture();
+
+  @Test
+  default void mutualExclusionAcrossThreadsAndClients() throws Exception {
+    List<LockClient> pair = List.of(fixture().newClient(), fixture().newClient());
+    String lockName = fixture().name("counter");
+    int threads = 16;
+    int rounds = 40;
+    int[] counter = {0};
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger overlaps = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        DistributedLock lock = pair.get(t % 2).lock(lockName);
+        futures.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < rounds; i++) {
+                    try (Lease lease = lock.acquire(millis(30_000))) {
+                      if (inside.incrementAndGet() != 1) {
+                        overlaps.incrementAndGet();
+                      }
+                      int read = counter[0];
+                      Thread.yield(); // widen the read-modify-write window
+                      counter[0] = read + 1;
+                      inside.decrementAndGet();
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : futures) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(overlaps).hasValue(0);
+    assertThat(counter[0]).isEqualTo(threads * rounds);
+  }
+
+  @Test
+  default void fencingTokensStrictlyIncreaseOverTenThousandGrantsIncludingAfterExpiry() {
+    LockClient client = fixture().newClient();
+    LockClient abandoning = fixture().newClient();
+    String lockName = fixture().name("fence");
+    DistributedLock lock = client.lock(lockName);
+    DistributedLock shortLived =
+        abandoning.lock(lockName, LockOptions.defaults().withFixedLease(millis(400)));
+    long last = Long.MIN_VALUE;
+    int expiries = 0;
+    for (int i = 0; i < 10_000; i++) {
+      long token;
+      if (i % 2000 == 1999) {
+        // A grant that is never released: the next grant comes only after it expires.
+        Lease abandoned = shortLived.tryAcquire().orElseThrow();
+        token = abandoned.fencingToken();
+        assertThat(token).isGreaterThan(last);
+        last = token;
+        try (Lease afterExpiry = lock.acquire(millis(5_000))) {
+          token = afterExpiry.fencingToken();
+        }
+        assertThat(abandoned.release()).as("release after expiry is a no-op").isFalse();
+        expiries++;
+      } else if (i % 2500 == 1234) {
+        // The lock key deleted behind everyone's back: the counter must still go on.
+        try (Lease lease = lock.tryAcquire().orElseThrow()) {
+          assertThat(lease.fencingToken()).isGreaterThan(last);
+          last = lease.fencingToken();
+          fixture().deleteLockOnServer(lockName);
+        }
+        token = lock.tryAcquire().map(l -> closeAndGetToken(l)).orElseThrow();
+      } else {
+        try (Lease lease = lock.tryAcquire().orElseThrow()) {
+          token = lease.fencingToken();
+        }
+      }
+      assertThat(token).as("grant %d", i).isGreaterThan(last);
+      last = token;
+    }
+    assertThat(expiries).isEqualTo(5);
+  }
+
+  private static long closeAndGetToken(Lease lease) {
+    lease.close();
+    return lease.fencingToken();
+  }
+}
