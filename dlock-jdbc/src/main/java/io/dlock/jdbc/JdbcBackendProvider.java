@@ -3,6 +3,7 @@ package io.dlock.jdbc;
 import io.dlock.LockClientOptions;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
+import io.dlock.spi.UriParameters;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -54,7 +55,7 @@ public final class JdbcBackendProvider implements LockBackendProvider {
     }
     String createSchema = properties.get("createSchema");
     if (createSchema != null) {
-      settings = settings.withCreateSchema(bool("createSchema", createSchema));
+      settings = settings.withCreateSchema(UriParameters.flag("createSchema", createSchema));
     }
     if (properties.containsKey("user")) {
       throw new IllegalArgumentException(
@@ -90,16 +91,6 @@ public final class JdbcBackendProvider implements LockBackendProvider {
       default ->
           throw new IllegalArgumentException(
               "mode must be one of lease-row, session, row, but was '" + value + "'");
-    };
-  }
-
-  private static boolean bool(String property, String value) {
-    return switch (value.trim().toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default ->
-          throw new IllegalArgumentException(
-              property + " must be true or false, but was '" + value + "'");
     };
   }
 }

@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import io.dlock.LockClients;
+import io.dlock.spi.UriParameters;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -191,7 +192,7 @@ public final class JdbcLockSettings {
    * @param statementTimeout from 1 s to 5 minutes
    */
   public JdbcLockSettings withStatementTimeout(Duration statementTimeout) {
-    requireBetween(
+    UriParameters.checkRange(
         "statementTimeout", statementTimeout, Duration.ofSeconds(1), Duration.ofMinutes(5));
     Copy c = new Copy(this);
     c.statementTimeout = statementTimeout;
@@ -205,7 +206,8 @@ public final class JdbcLockSettings {
    * @param connectTimeout from 250 ms to 5 minutes
    */
   public JdbcLockSettings withConnectTimeout(Duration connectTimeout) {
-    requireBetween("connectTimeout", connectTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
+    UriParameters.checkRange(
+        "connectTimeout", connectTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
     Copy c = new Copy(this);
     c.connectTimeout = connectTimeout;
     return new JdbcLockSettings(c);
@@ -219,10 +221,7 @@ public final class JdbcLockSettings {
    * @param maxConcurrentCalls from 1 to 64
    */
   public JdbcLockSettings withMaxConcurrentCalls(int maxConcurrentCalls) {
-    if (maxConcurrentCalls < 1 || maxConcurrentCalls > 64) {
-      throw new IllegalArgumentException(
-          "maxConcurrentCalls must be from 1 to 64, but was " + maxConcurrentCalls);
-    }
+    UriParameters.checkRange("maxConcurrentCalls", maxConcurrentCalls, 1, 64);
     Copy c = new Copy(this);
     c.maxConcurrentCalls = maxConcurrentCalls;
     return new JdbcLockSettings(c);
@@ -239,10 +238,7 @@ public final class JdbcLockSettings {
    * @param maxHeldLocks from 1 to 1000
    */
   public JdbcLockSettings withMaxHeldLocks(int maxHeldLocks) {
-    if (maxHeldLocks < 1 || maxHeldLocks > 1000) {
-      throw new IllegalArgumentException(
-          "maxHeldLocks must be from 1 to 1000, but was " + maxHeldLocks);
-    }
+    UriParameters.checkRange("maxHeldLocks", maxHeldLocks, 1, 1000);
     Copy c = new Copy(this);
     c.maxHeldLocks = maxHeldLocks;
     return new JdbcLockSettings(c);
@@ -258,19 +254,11 @@ public final class JdbcLockSettings {
    * @param heartbeatInterval from 50 ms to 1 minute
    */
   public JdbcLockSettings withHeartbeatInterval(Duration heartbeatInterval) {
-    requireBetween(
+    UriParameters.checkRange(
         "heartbeatInterval", heartbeatInterval, Duration.ofMillis(50), Duration.ofMinutes(1));
     Copy c = new Copy(this);
     c.heartbeatInterval = heartbeatInterval;
     return new JdbcLockSettings(c);
-  }
-
-  private static void requireBetween(String parameter, Duration value, Duration min, Duration max) {
-    Objects.requireNonNull(value, parameter);
-    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-      throw new IllegalArgumentException(
-          parameter + " must be from " + min + " to " + max + ", but was " + value);
-    }
   }
 
   @Nullable DataSource dataSource() {

@@ -3,7 +3,7 @@ package io.dlock.redis;
 import io.dlock.LockClientOptions;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
-import java.time.Duration;
+import io.dlock.spi.UriParameters;
 import java.util.Map;
 
 /**
@@ -11,7 +11,8 @@ import java.util.Map;
  * io.dlock.LockClients}. Properties: {@code username}, {@code password}, {@code keyPrefix}, {@code
  * commandTimeout} (an ISO-8601 duration such as {@code PT2S}); for {@code redlock://host:port,...}
  * (and {@code redlocks://}), {@code keyPrefix} and {@code nodeTimeout} (ISO-8601), with the
- * credentials in the URI.
+ * credentials in the URI. A malformed duration fails with {@link IllegalArgumentException} naming
+ * the property.
  */
 public final class RedisBackendProvider implements LockBackendProvider {
 
@@ -40,7 +41,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
     }
     String timeout = properties.get("commandTimeout");
     if (timeout != null) {
-      settings = settings.withCommandTimeout(Duration.parse(timeout));
+      settings = settings.withCommandTimeout(UriParameters.isoDuration("commandTimeout", timeout));
     }
     String password = properties.get("password");
     if (password != null) {
@@ -57,7 +58,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
     }
     String timeout = properties.get("nodeTimeout");
     if (timeout != null) {
-      settings = settings.withNodeTimeout(Duration.parse(timeout));
+      settings = settings.withNodeTimeout(UriParameters.isoDuration("nodeTimeout", timeout));
     }
     return RedlockLockBackend.connect(settings);
   }

@@ -3,6 +3,7 @@ package io.dlock.redis;
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.MonotonicClock;
+import io.dlock.redis.script.RedisScript;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.Failures;
@@ -17,6 +18,7 @@ import io.dlock.spi.ReleaseSignals;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -45,12 +47,12 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   private final RedisConnections connections;
   private final RedisClusterAsyncCommands<String, String> commands;
   private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
-  private final LuaScript acquireScript;
-  private final LuaScript releaseScript;
-  private final LuaScript renewScript;
-  private final LuaScript forceReleaseScript;
-  private final LuaScript raiseFenceScript;
-  private final LuaScript undoAcquireScript;
+  private final RedisScript acquireScript;
+  private final RedisScript releaseScript;
+  private final RedisScript renewScript;
+  private final RedisScript forceReleaseScript;
+  private final RedisScript raiseFenceScript;
+  private final RedisScript undoAcquireScript;
 
   /**
    * How long a script remembers a request it ran: Lettuce re-sends a command only while it waits
@@ -79,12 +81,21 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
             }
           }
         });
-    this.acquireScript = LuaScript.load("acquire.lua", commands);
-    this.releaseScript = LuaScript.load("release.lua", commands);
-    this.renewScript = LuaScript.load("renew.lua", commands);
-    this.forceReleaseScript = LuaScript.load("force-release.lua", commands);
-    this.raiseFenceScript = LuaScript.load("raise-fence.lua", commands);
-    this.undoAcquireScript = LuaScript.load("undo-acquire.lua", commands);
+    this.acquireScript =
+        RedisScript.load(RedisLockBackend.class, "acquire.lua", ScriptOutputType.MULTI, commands);
+    this.releaseScript =
+        RedisScript.load(RedisLockBackend.class, "release.lua", ScriptOutputType.MULTI, commands);
+    this.renewScript =
+        RedisScript.load(RedisLockBackend.class, "renew.lua", ScriptOutputType.MULTI, commands);
+    this.forceReleaseScript =
+        RedisScript.load(
+            RedisLockBackend.class, "force-release.lua", ScriptOutputType.MULTI, commands);
+    this.raiseFenceScript =
+        RedisScript.load(
+            RedisLockBackend.class, "raise-fence.lua", ScriptOutputType.MULTI, commands);
+    this.undoAcquireScript =
+        RedisScript.load(
+            RedisLockBackend.class, "undo-acquire.lua", ScriptOutputType.MULTI, commands);
   }
 
   /**
@@ -144,7 +155,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   CompletableFuture<AcquireResult> acquire(
       String lockName, LockOwner owner, Duration lease, String request) {
     return acquireScript
-        .<List<Object>>call(
+        .<List<Object>>callAsync(
             commands,
             new String[] {
               keys.lock(lockName), keys.fence(lockName), keys.request(lockName, request)
@@ -179,7 +190,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    */
   CompletableFuture<Boolean> undoAcquire(String lockName, LockOwner owner, String request) {
     return undoAcquireScript
-        .<List<Object>>callWithSource(
+        .<List<Object>>callWithSourceAsync(
             commands,
             new String[] {keys.lock(lockName)},
             owner.key(),
@@ -237,7 +248,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
       String lockName, LockOwner owner, long fencingToken) {
     String request = RequestIds.next();
     return releaseScript
-        .<List<Object>>call(
+        .<List<Object>>callAsync(
             commands,
             new String[] {keys.lock(lockName), keys.request(lockName, request)},
             owner.key(),
@@ -265,7 +276,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    */
   CompletableFuture<Boolean> raiseFence(String lockName, LockOwner owner, long token) {
     return raiseFenceScript
-        .<List<Object>>call(
+        .<List<Object>>callAsync(
             commands,
             new String[] {keys.lock(lockName), keys.fence(lockName)},
             owner.key(),
@@ -315,7 +326,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
       args[3 * i + 2] = leaseMillis(lease.lease());
     }
     return renewScript
-        .<List<Object>>call(commands, lockKeys, args)
+        .<List<Object>>callAsync(commands, lockKeys, args)
         .handle(
             (reply, error) -> {
               if (error != null) {
@@ -406,7 +417,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   @Override
   public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
     return forceReleaseScript
-        .<List<Object>>call(
+        .<List<Object>>callAsync(
             commands, new String[] {keys.lock(lockName)}, keys.releaseChannel(lockName))
         .handle(
             (reply, error) -> {

@@ -1,6 +1,7 @@
 package io.dlock.redis;
 
 import io.dlock.LockClients;
+import io.dlock.spi.UriParameters;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -96,12 +97,8 @@ public final class RedisLockSettings {
    * @param commandTimeout from 10 ms to 5 minutes
    */
   public RedisLockSettings withCommandTimeout(Duration commandTimeout) {
-    Objects.requireNonNull(commandTimeout, "commandTimeout");
-    if (commandTimeout.compareTo(Duration.ofMillis(10)) < 0
-        || commandTimeout.compareTo(Duration.ofMinutes(5)) > 0) {
-      throw new IllegalArgumentException(
-          "commandTimeout must be from PT0.01S to PT5M, but was " + commandTimeout);
-    }
+    UriParameters.checkRange(
+        "commandTimeout", commandTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
     return new RedisLockSettings(
         uri, keyPrefix, commandTimeout, username, password, replicasToAcknowledge, replicaTimeout);
   }
@@ -138,15 +135,8 @@ public final class RedisLockSettings {
    * @param timeout from 1 ms to 10 s
    */
   public RedisLockSettings withReplicaAcknowledgement(int replicas, Duration timeout) {
-    if (replicas < 1 || replicas > 16) {
-      throw new IllegalArgumentException("replicas must be from 1 to 16, but was " + replicas);
-    }
-    Objects.requireNonNull(timeout, "timeout");
-    if (timeout.compareTo(Duration.ofMillis(1)) < 0
-        || timeout.compareTo(Duration.ofSeconds(10)) > 0) {
-      throw new IllegalArgumentException(
-          "timeout must be from PT0.001S to PT10S, but was " + timeout);
-    }
+    UriParameters.checkRange("replicas", replicas, 1, 16);
+    UriParameters.checkRange("timeout", timeout, Duration.ofMillis(1), Duration.ofSeconds(10));
     if (uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://")) {
       throw new IllegalArgumentException(
           "replica acknowledgement (WAIT) is not available on Redis Cluster");

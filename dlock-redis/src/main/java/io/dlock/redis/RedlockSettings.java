@@ -1,9 +1,11 @@
 package io.dlock.redis;
 
 import io.dlock.LockClients;
+import io.dlock.spi.UriParameters;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -48,7 +50,10 @@ public final class RedlockSettings {
   /**
    * Parses {@code redlock://host:port,host:port,...[?nodeTimeout=PT0.2S&keyPrefix=app:]} (or {@code
    * redlocks://} for TLS); user and password, if any, apply to every master. The query takes {@code
-   * nodeTimeout} (an ISO-8601 duration) and {@code keyPrefix}.
+   * nodeTimeout} (an ISO-8601 duration) and {@code keyPrefix}, each at most once and
+   * percent-decoded ({@link UriParameters#parseQuery}).
+   *
+   * @throws IllegalArgumentException naming the parameter if one is unknown, repeated or invalid
    */
   public static RedlockSettings parse(String uri) {
     Objects.requireNonNull(uri, "uri");
@@ -79,31 +84,17 @@ public final class RedlockSettings {
       }
     }
     RedlockSettings settings = of(masters);
-    for (String parameter : query.split("&")) {
-      if (parameter.isEmpty()) {
-        continue;
-      }
-      int eq = parameter.indexOf('=');
-      String key = eq < 0 ? parameter : parameter.substring(0, eq);
-      String value = eq < 0 ? "" : parameter.substring(eq + 1);
-      switch (key) {
-        case "nodeTimeout" -> settings = settings.withNodeTimeout(parseDuration(key, value));
-        case "keyPrefix" -> settings = settings.withKeyPrefix(value);
-        default ->
-            throw new IllegalArgumentException(
-                "redlock URI parameter '" + key + "' is not known; known: nodeTimeout, keyPrefix");
-      }
+    Map<String, String> parameters =
+        UriParameters.parseQuery(query, "redlock URI", List.of("nodeTimeout", "keyPrefix"));
+    String nodeTimeout = parameters.get("nodeTimeout");
+    if (nodeTimeout != null) {
+      settings = settings.withNodeTimeout(UriParameters.isoDuration("nodeTimeout", nodeTimeout));
+    }
+    String keyPrefix = parameters.get("keyPrefix");
+    if (keyPrefix != null) {
+      settings = settings.withKeyPrefix(keyPrefix);
     }
     return settings;
-  }
-
-  private static Duration parseDuration(String name, String value) {
-    try {
-      return Duration.parse(value);
-    } catch (java.time.format.DateTimeParseException e) {
-      throw new IllegalArgumentException(
-          name + " must be an ISO-8601 duration such as PT0.2S, but was '" + value + "'");
-    }
   }
 
   /**
@@ -114,12 +105,8 @@ public final class RedlockSettings {
    * @param nodeTimeout from 1 ms to 10 s
    */
   public RedlockSettings withNodeTimeout(Duration nodeTimeout) {
-    Objects.requireNonNull(nodeTimeout, "nodeTimeout");
-    if (nodeTimeout.compareTo(Duration.ofMillis(1)) < 0
-        || nodeTimeout.compareTo(Duration.ofSeconds(10)) > 0) {
-      throw new IllegalArgumentException(
-          "nodeTimeout must be from PT0.001S to PT10S, but was " + nodeTimeout);
-    }
+    UriParameters.checkRange(
+        "nodeTimeout", nodeTimeout, Duration.ofMillis(1), Duration.ofSeconds(10));
     return new RedlockSettings(uris, nodeTimeout, keyPrefix);
   }
 

@@ -2,7 +2,9 @@ package io.dlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dlock.redis.script.RedisScript;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.util.List;
@@ -20,9 +22,9 @@ class RedisScriptReplayTest {
   private RedisClient client;
   private StatefulRedisConnection<String, String> connection;
   private RedisAsyncCommands<String, String> redis;
-  private LuaScript acquire;
-  private LuaScript release;
-  private LuaScript undo;
+  private RedisScript acquire;
+  private RedisScript release;
+  private RedisScript undo;
   private final RedisKeys keys = new RedisKeys("replay:");
   private final String name = "replay-" + UUID.randomUUID();
 
@@ -31,9 +33,12 @@ class RedisScriptReplayTest {
     client = RedisClient.create(RedisTestServers.embedded().uri());
     connection = client.connect();
     redis = connection.async();
-    acquire = LuaScript.load("acquire.lua", redis);
-    release = LuaScript.load("release.lua", redis);
-    undo = LuaScript.load("undo-acquire.lua", redis);
+    acquire =
+        RedisScript.load(RedisLockBackend.class, "acquire.lua", ScriptOutputType.MULTI, redis);
+    release =
+        RedisScript.load(RedisLockBackend.class, "release.lua", ScriptOutputType.MULTI, redis);
+    undo =
+        RedisScript.load(RedisLockBackend.class, "undo-acquire.lua", ScriptOutputType.MULTI, redis);
   }
 
   @AfterEach
@@ -44,7 +49,7 @@ class RedisScriptReplayTest {
 
   private List<Object> acquire(String owner, String request) throws Exception {
     return acquire
-        .<List<Object>>call(
+        .<List<Object>>callAsync(
             redis,
             new String[] {keys.lock(name), keys.fence(name), keys.request(name, request)},
             owner,
@@ -64,7 +69,7 @@ class RedisScriptReplayTest {
   private long release(String owner, String request, long token) throws Exception {
     List<Object> reply =
         release
-            .<List<Object>>call(
+            .<List<Object>>callAsync(
                 redis,
                 new String[] {keys.lock(name), keys.request(name, request)},
                 owner,
@@ -78,7 +83,7 @@ class RedisScriptReplayTest {
 
   private long undo(String owner, String acquireRequest) throws Exception {
     List<Object> reply =
-        undo.<List<Object>>call(
+        undo.<List<Object>>callAsync(
                 redis,
                 new String[] {keys.lock(name)},
                 owner,
@@ -186,16 +191,19 @@ class RedisScriptReplayTest {
    */
   @Test
   void aLateRaiseOfTheFencingTokenNeverLowersIt() throws Exception {
-    LuaScript raise = LuaScript.load("raise-fence.lua", redis);
+    RedisScript raise =
+        RedisScript.load(RedisLockBackend.class, "raise-fence.lua", ScriptOutputType.MULTI, redis);
     acquire("o:X", "a1");
     List<Object> newer =
         raise
-            .<List<Object>>call(redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "7")
+            .<List<Object>>callAsync(
+                redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "7")
             .get(5, TimeUnit.SECONDS);
     assertThat(newer.get(0)).isEqualTo(1L);
     List<Object> late =
         raise
-            .<List<Object>>call(redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "3")
+            .<List<Object>>callAsync(
+                redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "3")
             .get(5, TimeUnit.SECONDS);
     assertThat(late.get(0)).as("not this grant's token").isEqualTo(0L);
     assertThat(release("o:X", "r1", 7L)).as("the newer grant keeps token 7").isEqualTo(1L);

@@ -1,7 +1,7 @@
 package io.dlock.zookeeper;
 
+import io.dlock.spi.UriParameters;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
@@ -121,11 +121,15 @@ public final class ZooKeeperLockSettings {
     }
     String session = properties.getProperty(prefix + "sessionTimeout");
     if (session != null) {
-      settings = settings.withSessionTimeout(duration(prefix + "sessionTimeout", session));
+      settings =
+          settings.withSessionTimeout(
+              UriParameters.durationOrMillis(prefix + "sessionTimeout", session));
     }
     String connection = properties.getProperty(prefix + "connectionTimeout");
     if (connection != null) {
-      settings = settings.withConnectionTimeout(duration(prefix + "connectionTimeout", connection));
+      settings =
+          settings.withConnectionTimeout(
+              UriParameters.durationOrMillis(prefix + "connectionTimeout", connection));
     }
     Boolean follow = flag(properties, prefix + "followEnsembleChanges");
     if (follow != null) {
@@ -167,18 +171,6 @@ public final class ZooKeeperLockSettings {
       default:
         throw new IllegalArgumentException(
             prefix + "acl must be open, digest or sasl, but was '" + acl + "'");
-    }
-  }
-
-  private static Duration duration(String key, String value) {
-    try {
-      if (value.trim().matches("\\d+")) {
-        return Duration.ofMillis(Long.parseLong(value.trim()));
-      }
-      return Duration.parse(value.trim());
-    } catch (DateTimeParseException | NumberFormatException e) {
-      throw new IllegalArgumentException(
-          key + " must be an ISO-8601 duration or milliseconds, but was '" + value + "'", e);
     }
   }
 
@@ -230,7 +222,8 @@ public final class ZooKeeperLockSettings {
    * @param sessionTimeout from 100 ms to 10 minutes
    */
   public ZooKeeperLockSettings withSessionTimeout(Duration sessionTimeout) {
-    check("sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
+    UriParameters.checkRange(
+        "sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
     return new ZooKeeperLockSettings(
         connectString,
         rootPath,
@@ -250,7 +243,8 @@ public final class ZooKeeperLockSettings {
    * @param connectionTimeout from 10 ms to 10 minutes
    */
   public ZooKeeperLockSettings withConnectionTimeout(Duration connectionTimeout) {
-    check("connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(10));
+    UriParameters.checkRange(
+        "connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(10));
     return new ZooKeeperLockSettings(
         connectString,
         rootPath,
@@ -368,22 +362,7 @@ public final class ZooKeeperLockSettings {
   /** A true/false property, or null when absent; anything else is refused, naming the key. */
   private static @Nullable Boolean flag(Properties properties, String key) {
     String value = properties.getProperty(key);
-    if (value == null) {
-      return null;
-    }
-    String v = value.trim().toLowerCase(Locale.ROOT);
-    if (!v.equals("true") && !v.equals("false")) {
-      throw new IllegalArgumentException(key + " must be true or false, but was '" + value + "'");
-    }
-    return v.equals("true");
-  }
-
-  private static void check(String name, Duration value, Duration min, Duration max) {
-    Objects.requireNonNull(value, name);
-    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-      throw new IllegalArgumentException(
-          name + " must be from " + min + " to " + max + ", but was " + value);
-    }
+    return value == null ? null : UriParameters.flag(key, value);
   }
 
   public String connectString() {

@@ -3,6 +3,7 @@ package io.dlock.idempotency.redis;
 import io.dlock.idempotency.DedupStore;
 import io.dlock.idempotency.IdempotencyStoreException;
 import io.dlock.idempotency.TokenStore;
+import io.dlock.redis.script.RedisScript;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
@@ -45,10 +46,15 @@ public final class RedisIdempotency implements AutoCloseable {
     this.client = client;
     this.connection = connection;
     this.redis = connection.sync();
-    this.issueToken = RedisScript.load("token-issue.lua", ScriptOutputType.INTEGER, redis);
-    this.consumeToken = RedisScript.load("token-consume.lua", ScriptOutputType.VALUE, redis);
-    this.claim = RedisScript.load("dedup-claim.lua", ScriptOutputType.MULTI, redis);
-    this.finish = RedisScript.load("dedup-finish.lua", ScriptOutputType.INTEGER, redis);
+    this.issueToken = script("token-issue.lua", ScriptOutputType.INTEGER);
+    this.consumeToken = script("token-consume.lua", ScriptOutputType.VALUE);
+    this.claim = script("dedup-claim.lua", ScriptOutputType.MULTI);
+    this.finish = script("dedup-finish.lua", ScriptOutputType.INTEGER);
+  }
+
+  /** A script of this package's resources; its calls wait for the answer ({@link #redis()}). */
+  private RedisScript script(String resource, ScriptOutputType outputType) {
+    return RedisScript.load(RedisIdempotency.class, resource, outputType, redis);
   }
 
   /** Connects to {@code uri} with default settings. */

@@ -1,0 +1,160 @@
+package io.dlock.redis.script;
+
+import io.dlock.spi.Failures;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.api.sync.RedisScriptingCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A Lua script kept as a class-path resource, called by its SHA-1 ({@code EVALSHA}) with keys and
+ * values always passed as {@code KEYS} and {@code ARGV}, never spliced into the source. If the
+ * server lost its script cache (restart, failover, {@code SCRIPT FLUSH}), the {@code NOSCRIPT}
+ * answer makes the call send the script again ({@code SCRIPT LOAD}) and repeat itself once.
+ *
+ * <p>A building block for dlock modules, not part of the lock API (see {@linkplain
+ * io.dlock.redis.script the package}). Immutable and thread-safe; one instance serves any number of
+ * connections of the same script charset (Lettuce's default, UTF-8).
+ */
+public final class RedisScript {
+  private final String name;
+  private final String source;
+  private final String sha;
+  private final ScriptOutputType outputType;
+
+  private RedisScript(String name, String source, String sha, ScriptOutputType outputType) {
+    this.name = name;
+    this.source = source;
+    this.sha = sha;
+    this.outputType = outputType;
+  }
+
+  /**
+   * Reads the script {@code resource} (a name relative to {@code anchor}'s package, as {@link
+   * Class#getResourceAsStream} reads it) and takes its digest as {@code commands} computes it.
+   * Nothing is sent to the server: the first call loads the script.
+   *
+   * @param outputType how every call of the script decodes its answer
+   * @throws IllegalStateException if there is no such resource
+   */
+  public static RedisScript load(
+      Class<?> anchor,
+      String resource,
+      ScriptOutputType outputType,
+      RedisScriptingCommands<String, String> commands) {
+    String source = read(anchor, resource);
+    return new RedisScript(
+        resource, source, commands.digest(source), Objects.requireNonNull(outputType));
+  }
+
+  /** As {@link #load(Class, String, ScriptOutputType, RedisScriptingCommands)}, for async use. */
+  public static RedisScript load(
+      Class<?> anchor,
+      String resource,
+      ScriptOutputType outputType,
+      RedisScriptingAsyncCommands<String, String> commands) {
+    String source = read(anchor, resource);
+    return new RedisScript(
+        resource, source, commands.digest(source), Objects.requireNonNull(outputType));
+  }
+
+  /** The resource the script was read from. */
+  public String name() {
+    return name;
+  }
+
+  public String source() {
+    return source;
+  }
+
+  /** The SHA-1 digest the script is called by. */
+  public String sha() {
+    return sha;
+  }
+
+  public ScriptOutputType outputType() {
+    return outputType;
+  }
+
+  /**
+   * Runs the script and waits for its answer. Lettuce's failures are thrown as they are ({@link
+   * io.lettuce.core.RedisException} and its subclasses); a {@code NOSCRIPT} answer is not one of
+   * them, unless it comes again after the script was loaded.
+   */
+  public <T> T call(
+      RedisScriptingCommands<String, String> commands, String[] keys, String... args) {
+    try {
+      return commands.evalsha(sha, outputType, keys, args);
+    } catch (RedisNoScriptException e) {
+      commands.scriptLoad(source);
+      return commands.evalsha(sha, outputType, keys, args);
+    }
+  }
+
+  /** {@link #call(RedisScriptingCommands, String[], String...)} with one key. */
+  public <T> T call(RedisScriptingCommands<String, String> commands, String key, String... args) {
+    return call(commands, new String[] {key}, args);
+  }
+
+  /**
+   * Runs the script without waiting. The future fails with the failure of the first call, unwrapped
+   * ({@link Failures#unwrap}), unless that was {@code NOSCRIPT}: then with the failure of the load
+   * or of the repeated call, as Lettuce reports it.
+   */
+  public <T> CompletableFuture<T> callAsync(
+      RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {
+    CompletableFuture<T> first =
+        commands.<T>evalsha(sha, outputType, keys, args).toCompletableFuture();
+    return first
+        .handle(
+            (result, error) -> {
+              if (error == null) {
+                return CompletableFuture.completedFuture(result);
+              }
+              Throwable cause = Failures.unwrap(error);
+              if (cause instanceof RedisNoScriptException) {
+                return commands
+                    .scriptLoad(source)
+                    .toCompletableFuture()
+                    .thenCompose(
+                        loaded ->
+                            commands.<T>evalsha(sha, outputType, keys, args).toCompletableFuture());
+              }
+              return CompletableFuture.<T>failedFuture(cause);
+            })
+        .thenCompose(f -> f);
+  }
+
+  /**
+   * Sends the script's source ({@code EVAL}), not its digest: one request that runs even on a
+   * server that lost its script cache. For calls that must work in one send (an undo whose answer
+   * may never come back), where the {@code NOSCRIPT} round trip of {@link #callAsync} would come
+   * too late.
+   */
+  public <T> CompletableFuture<T> callWithSourceAsync(
+      RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {
+    return commands.<T>eval(source, outputType, keys, args).toCompletableFuture();
+  }
+
+  private static String read(Class<?> anchor, String resource) {
+    try (InputStream in = anchor.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("Missing script resource " + resource);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RedisScript[" + name + ", " + sha + "]";
+  }
+}
