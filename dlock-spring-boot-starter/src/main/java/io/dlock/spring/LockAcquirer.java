@@ -4,126 +4,50 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockInterruptedException;
-import io.dlock.LockLostException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
-import io.dlock.spring.metrics.LockMetrics;
-import io.dlock.spring.metrics.LockMetrics.FailureCause;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Takes locks for the starter's features ({@code @DistributedLock}, the Spring Integration
- * registry, the ShedLock provider): prepends {@code dlock.key-prefix} to the name, and records the
- * latency, the wait, failures and lost leases under the lock's name pattern.
- *
- * <p>A waiting acquisition first makes one attempt; only if the lock is held does it wait for the
- * rest of the wait bound. That first attempt is what tells an uncontended acquisition (wait zero)
- * from a contended one for the {@code dlock.acquire.wait} metric; it costs one more backend call
- * only when the lock is held, that is when the caller waits anyway.
+ * Takes locks for the starter's features ({@code @Locked}, the ShedLock provider) under names built
+ * by {@link LockNamePatterns}: {@code dlock.key-prefix + pattern}, followed by {@code ":" + key}
+ * when there is a key. Building the name there is what lets the client's metrics listener tag the
+ * lock with its pattern; the metrics themselves come from the client's {@link
+ * io.dlock.LockEventListener}, like those of every other lock of the client.
  */
 public final class LockAcquirer {
   private final LockClient client;
-  private final LockMetrics metrics;
-  private final String keyPrefix;
+  private final LockNamePatterns names;
 
-  /**
-   * @param keyPrefix prepended to every lock name, may be empty
-   */
-  public LockAcquirer(LockClient client, LockMetrics metrics, String keyPrefix) {
+  public LockAcquirer(LockClient client, LockNamePatterns names) {
     this.client = Objects.requireNonNull(client, "client");
-    this.metrics = Objects.requireNonNull(metrics, "metrics");
-    this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
-  }
-
-  /** The client locks are taken from. */
-  public LockClient client() {
-    return client;
-  }
-
-  /** The full lock name for {@code name}: the key prefix, then the name. */
-  public String lockName(String name) {
-    return keyPrefix + name;
+    this.names = Objects.requireNonNull(names, "names");
   }
 
   /**
-   * Acquires {@code lockName(name)}, waiting at most {@code wait}.
+   * Acquires the lock of {@code pattern} and {@code key}, waiting at most {@code wait} ({@code
+   * Duration.ZERO}: one attempt).
    *
-   * @param pattern the name pattern for metrics (bounded set of values)
-   * @param name the lock name without the key prefix
+   * @param pattern the lock's name pattern, of a bounded set (see {@link LockNamePatterns})
+   * @param key the key, or null for a lock without one
    * @throws LockTimeoutException if another holder kept the lock for the whole wait
    * @throws BackendUnavailableException if the backend did not answer
    * @throws LockInterruptedException if the thread was interrupted (flag set, nothing held)
    */
-  public Lease acquire(String pattern, String name, Duration wait, LockOptions options) {
-    String lockName = lockName(name);
-    long start = System.nanoTime();
-    try {
-      Optional<Lease> first = client.lock(lockName, options).tryAcquire();
-      if (first.isPresent()) {
-        return granted(pattern, first.get(), start, -1);
-      }
-      Duration left = wait.minusNanos(System.nanoTime() - start);
-      if (left.isNegative() || left.isZero()) {
-        throw new LockTimeoutException(
-            "lock '" + lockName + "' is held by another holder (wait " + wait + ")");
-      }
-      long waitStart = System.nanoTime();
-      Lease lease = client.lock(lockName, options).acquire(left);
-      return granted(pattern, lease, start, waitStart);
-    } catch (RuntimeException e) {
-      metrics.failed(pattern, causeOf(e));
-      throw e;
-    }
+  public Lease acquire(String pattern, @Nullable String key, Duration wait, LockOptions options) {
+    return client.lock(names.lockName(pattern, key), options).acquire(wait);
   }
 
   /**
-   * One attempt at {@code lockName(name)}.
+   * One attempt at the lock of {@code pattern} and {@code key}.
    *
-   * @return the lease, or empty if another holder has it (counted as a {@code timeout} failure)
+   * @return the lease, or empty if another holder has it
    * @throws BackendUnavailableException if the backend did not answer
    */
-  public Optional<Lease> tryAcquire(String pattern, String name, LockOptions options) {
-    long start = System.nanoTime();
-    Optional<Lease> lease;
-    try {
-      lease = client.lock(lockName(name), options).tryAcquire();
-    } catch (RuntimeException e) {
-      metrics.failed(pattern, causeOf(e));
-      throw e;
-    }
-    if (lease.isEmpty()) {
-      metrics.failed(pattern, FailureCause.TIMEOUT);
-      return lease;
-    }
-    return Optional.of(granted(pattern, lease.get(), start, -1));
-  }
-
-  /** Records a grant; {@code waitStart} is -1 when the first attempt got the lock. */
-  private Lease granted(String pattern, Lease lease, long start, long waitStart) {
-    long now = System.nanoTime();
-    metrics.acquired(
-        pattern,
-        Duration.ofNanos(now - start),
-        waitStart == -1 ? Duration.ZERO : Duration.ofNanos(now - waitStart));
-    lease.onLost(event -> metrics.leaseLost(pattern, event.reason()));
-    return lease;
-  }
-
-  private static FailureCause causeOf(RuntimeException e) {
-    if (e instanceof LockTimeoutException) {
-      return FailureCause.TIMEOUT;
-    }
-    if (e instanceof BackendUnavailableException) {
-      return FailureCause.BACKEND_UNAVAILABLE;
-    }
-    if (e instanceof LockInterruptedException) {
-      return FailureCause.INTERRUPTED;
-    }
-    if (e instanceof LockLostException) {
-      return FailureCause.LEASE_LOST;
-    }
-    return FailureCause.ERROR;
+  public Optional<Lease> tryAcquire(String pattern, @Nullable String key, LockOptions options) {
+    return client.lock(names.lockName(pattern, key), options).tryAcquire();
   }
 }

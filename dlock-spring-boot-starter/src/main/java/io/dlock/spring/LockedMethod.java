@@ -14,8 +14,8 @@ import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 
 /**
- * A {@link DistributedLock} method, parsed and checked once: its lock name pattern, key expression,
- * wait, lease options, failure strategy and fencing-token parameter.
+ * A {@link Locked} method, parsed and checked once: its lock name pattern, key expression, wait,
+ * lease options, failure strategy and fencing-token parameter.
  */
 final class LockedMethod {
   private final String description;
@@ -60,7 +60,7 @@ final class LockedMethod {
     return description;
   }
 
-  /** The name pattern: the lock name without key, the {@code lock} tag of metrics. */
+  /** The name pattern: the lock name without prefix and key, the {@code lock} tag of metrics. */
   String name() {
     return name;
   }
@@ -78,14 +78,15 @@ final class LockedMethod {
   }
 
   /**
-   * The lock name for one call (without the key prefix).
+   * The key for one call, or null if the method has no key expression: the lock name is then the
+   * name alone.
    *
    * @throws IllegalArgumentException naming the method and the expression if the key fails or is
    *     null
    */
-  String lockName(Object[] args, @Nullable Object target) {
+  @Nullable String key(Object[] args, @Nullable Object target) {
     if (key == null) {
-      return name;
+      return null;
     }
     MethodBasedEvaluationContext context =
         new MethodBasedEvaluationContext(
@@ -98,7 +99,7 @@ final class LockedMethod {
       value = key.getValue(context);
     } catch (EvaluationException e) {
       throw new IllegalArgumentException(
-          "@DistributedLock key '"
+          "@Locked key '"
               + key.getExpressionString()
               + "' of "
               + description
@@ -108,13 +109,13 @@ final class LockedMethod {
     }
     if (value == null) {
       throw new IllegalArgumentException(
-          "@DistributedLock key '"
+          "@Locked key '"
               + key.getExpressionString()
               + "' of "
               + description
               + " evaluated to null; a lock needs a key (check the arguments of the call)");
     }
-    return name + ":" + value;
+    return String.valueOf(value);
   }
 
   /**

@@ -35,9 +35,9 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.StringValueResolver;
 
 /**
- * Finds, parses and checks {@link DistributedLock} methods, once per method and bean class. Called
- * when a bean is created (through the advisor's pointcut), so a bad annotation fails the start-up
- * with a message naming the method and the attribute.
+ * Finds, parses and checks {@link Locked} methods, once per method and bean class. Called when a
+ * bean is created (through the advisor's pointcut), so a bad annotation fails the start-up with a
+ * message naming the method and the attribute.
  */
 public final class LockedMethods {
   private static final ParameterNameDiscoverer PARAMETER_NAMES =
@@ -64,7 +64,7 @@ public final class LockedMethods {
     this.beanFactory = beanFactory;
   }
 
-  /** Whether {@code method} of {@code targetClass} is a {@link DistributedLock} method. */
+  /** Whether {@code method} of {@code targetClass} is a {@link Locked} method. */
   public boolean isLocked(Method method, @Nullable Class<?> targetClass) {
     return find(method, targetClass).isPresent();
   }
@@ -72,12 +72,11 @@ public final class LockedMethods {
   /**
    * The parsed method.
    *
-   * @throws IllegalStateException if it is not a {@link DistributedLock} method
+   * @throws IllegalStateException if it is not a {@link Locked} method
    */
   LockedMethod get(Method method, @Nullable Class<?> targetClass) {
     return find(method, targetClass)
-        .orElseThrow(
-            () -> new IllegalStateException(method + " is not annotated with @DistributedLock"));
+        .orElseThrow(() -> new IllegalStateException(method + " is not annotated with @Locked"));
   }
 
   private Optional<LockedMethod> find(Method method, @Nullable Class<?> targetClass) {
@@ -97,17 +96,16 @@ public final class LockedMethods {
 
   private Optional<LockedMethod> parse(Method method, @Nullable Class<?> targetClass) {
     Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-    DistributedLock annotation =
-        AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+    Locked annotation = AnnotatedElementUtils.findMergedAnnotation(specific, Locked.class);
     if (annotation == null && specific != method) {
-      annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+      annotation = AnnotatedElementUtils.findMergedAnnotation(method, Locked.class);
     }
     if (annotation == null) {
       return Optional.empty();
     }
     DlockProperties properties = this.properties.get();
     String description = describe(specific, targetClass);
-    String where = "@DistributedLock on " + description + ": ";
+    String where = "@Locked on " + description + ": ";
     String name = resolve(annotation.name());
     if (name.isEmpty()) {
       name =
@@ -226,7 +224,7 @@ public final class LockedMethods {
   }
 
   private static @Nullable Method fallback(
-      DistributedLock annotation, Method method, @Nullable Class<?> targetClass, String where) {
+      Locked annotation, Method method, @Nullable Class<?> targetClass, String where) {
     String name = annotation.fallback();
     if (annotation.onFailure() != OnLockFailure.FALLBACK) {
       if (!name.isEmpty()) {

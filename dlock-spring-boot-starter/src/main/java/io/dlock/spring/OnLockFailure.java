@@ -1,8 +1,8 @@
 package io.dlock.spring;
 
 /**
- * What a {@link DistributedLock} method does when its lock is not acquired: the wait ran out
- * ({@link io.dlock.LockTimeoutException}) or the backend could not be reached ({@link
+ * What a {@link Locked} method does when its lock is not acquired: the wait ran out ({@link
+ * io.dlock.LockTimeoutException}) or the backend could not be reached ({@link
  * io.dlock.BackendUnavailableException}). An interrupted wait always throws {@link
  * io.dlock.LockInterruptedException}.
  */
@@ -14,6 +14,6 @@ public enum OnLockFailure {
    * (by return type). For jobs that another instance is already doing.
    */
   SKIP,
-  /** Call the method named by {@link DistributedLock#fallback()} instead. */
+  /** Call the method named by {@link Locked#fallback()} instead. */
   FALLBACK
 }

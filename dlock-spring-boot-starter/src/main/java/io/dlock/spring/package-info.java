@@ -1,8 +1,8 @@
 /**
- * The Spring Boot starter of dlock: {@link io.dlock.spring.DistributedLock} methods, their fencing
- * token ({@link io.dlock.spring.DistributedLockContext}, {@link io.dlock.spring.FencingToken}), and
- * the instrumented acquisitions every feature of the starter goes through ({@link
- * io.dlock.spring.LockAcquirer}).
+ * The Spring Boot starter of dlock: {@link io.dlock.spring.Locked} methods, their fencing token
+ * ({@link io.dlock.spring.LockedMethodContext}, {@link io.dlock.spring.FencingToken}), and the
+ * acquisitions the starter's features go through ({@link io.dlock.spring.LockAcquirer}), under lock
+ * names whose patterns the metrics tag them with ({@link io.dlock.spring.LockNamePatterns}).
  */
 @NullMarked
 package io.dlock.spring;

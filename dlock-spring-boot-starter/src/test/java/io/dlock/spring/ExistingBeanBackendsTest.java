@@ -129,7 +129,7 @@ class ExistingBeanBackendsTest {
   public static class Counter {
     private final AtomicLong value = new AtomicLong();
 
-    @DistributedLock(name = "counter", key = "#key", waitTime = "30s")
+    @Locked(name = "counter", key = "#key", waitTime = "30s")
     public void increment(String key) {
       long before = value.get();
       Thread.yield(); // widens the read-modify-write window, as a real read from a store would

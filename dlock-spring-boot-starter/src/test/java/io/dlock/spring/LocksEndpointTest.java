@@ -115,9 +115,9 @@ class LocksEndpointTest {
       return token.get();
     }
 
-    @DistributedLock(name = "stock", key = "#sku")
+    @Locked(name = "stock", key = "#sku")
     public void hold(String sku, CountDownLatch entered, CountDownLatch leave) {
-      token.set(DistributedLockContext.currentFencingToken());
+      token.set(LockedMethodContext.currentFencingToken());
       entered.countDown();
       try {
         leave.await(10, TimeUnit.SECONDS);

@@ -249,7 +249,7 @@ class ReleaseAfterCommitTest {
       this.jdbc = jdbc;
     }
 
-    @DistributedLock(name = "order", key = "#ref", waitTime = "30s")
+    @Locked(name = "order", key = "#ref", waitTime = "30s")
     public boolean insertIfAbsent(String ref, Runnable afterRead) {
       Integer existing =
           jdbc.queryForObject("select count(*) from orders where ref = ?", Integer.class, ref);
@@ -262,10 +262,10 @@ class ReleaseAfterCommitTest {
     }
 
     /** Inserts, while an administrator breaks the lock: the write was made without the lock. */
-    @DistributedLock(name = "order", key = "#ref", leaseTime = "300ms")
+    @Locked(name = "order", key = "#ref", leaseTime = "300ms")
     public void insertWhileBroken(String ref, LockClient client) {
       jdbc.update("insert into orders (ref) values (?)", ref);
-      Lease lease = DistributedLockContext.currentLease().orElseThrow();
+      Lease lease = LockedMethodContext.currentLease().orElseThrow();
       assertThat(client.forceRelease(lease.lockName())).isPresent();
       // The next renewal (a third of the lease) finds the lock gone.
       org.awaitility.Awaitility.await()
@@ -273,7 +273,7 @@ class ReleaseAfterCommitTest {
           .until(() -> !lease.isValid());
     }
 
-    @DistributedLock(name = "order", key = "#ref", waitTime = "30s")
+    @Locked(name = "order", key = "#ref", waitTime = "30s")
     @Transactional
     public boolean insertIfAbsentInItsOwnTransaction(String ref) {
       return insertIfAbsent(ref, () -> {});

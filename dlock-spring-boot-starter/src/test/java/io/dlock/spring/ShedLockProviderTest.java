@@ -8,7 +8,6 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClients;
 import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
-import io.dlock.spring.metrics.LockMetrics;
 import io.dlock.spring.shedlock.DlockLockProvider;
 import io.dlock.testkit.TestTiming;
 import java.time.Duration;
@@ -52,7 +51,7 @@ class ShedLockProviderTest {
   static void connect() {
     client = LockClients.connect(TestRedis.uri());
     observer = LockClients.connect(TestRedis.uri());
-    provider = new DlockLockProvider(new LockAcquirer(client, LockMetrics.NONE, PREFIX));
+    provider = new DlockLockProvider(new LockAcquirer(client, new LockNamePatterns(PREFIX)));
   }
 
   @AfterAll

@@ -5,9 +5,9 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
  * The flash sale as a REST service: {@code POST /sale/{sku}/buy?quantity=2} takes stock under
- * {@code @DistributedLock(name = "stock", key = "#sku")}. Without {@code dlock.backend}, it starts
- * its own redis-server on a free loopback port ({@link EmbeddedRedisEnvironment}), so it runs on a
- * machine with nothing installed.
+ * {@code @Locked(name = "stock", key = "#sku")}. Without {@code dlock.backend}, it starts its own
+ * redis-server on a free loopback port ({@link EmbeddedRedisEnvironment}), so it runs on a machine
+ * with nothing installed.
  */
 @SpringBootApplication
 public class FlashSaleApplication {

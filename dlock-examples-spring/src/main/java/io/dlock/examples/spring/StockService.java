@@ -1,7 +1,7 @@
 package io.dlock.examples.spring;
 
-import io.dlock.spring.DistributedLock;
 import io.dlock.spring.FencingToken;
+import io.dlock.spring.Locked;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -31,7 +31,7 @@ public class StockService {
    * Buys under the lock {@code stock:<sku>}; the transaction commits before the lock is released,
    * and the stock row only accepts the write of a holder with a newer fencing token.
    */
-  @DistributedLock(name = "stock", key = "#sku", waitTime = "10s")
+  @Locked(name = "stock", key = "#sku", waitTime = "10s")
   @Transactional
   public Purchase buy(String sku, int quantity, @FencingToken long token) {
     int stock = stock(sku);

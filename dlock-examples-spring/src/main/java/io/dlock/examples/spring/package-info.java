@@ -1,4 +1,4 @@
-/** The flash sale as a Spring Boot service guarded by {@code @DistributedLock}. */
+/** The flash sale as a Spring Boot service guarded by {@code @Locked}. */
 @NullMarked
 package io.dlock.examples.spring;
 

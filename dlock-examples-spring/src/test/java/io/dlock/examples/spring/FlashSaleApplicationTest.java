@@ -70,6 +70,31 @@ class FlashSaleApplicationTest {
     assertThat(get("/actuator/health/dlock").get("status").asText()).isEqualTo("UP");
   }
 
+  @Test
+  void purchasesAreMeasuredUnderTheLocksNamePatternNotItsKey() throws Exception {
+    post("/sale/sku-3/restock?quantity=" + STOCK);
+    post("/sale/sku-3/buy?quantity=1");
+    post("/sale/sku-4/restock?quantity=" + STOCK);
+    post("/sale/sku-4/buy?quantity=1");
+    JsonNode acquire = get("/actuator/metrics/dlock.acquire");
+    // One series for the stock, whatever the sku: the lock tag is the annotation's name.
+    assertThat(tagValues(acquire, "lock")).contains("stock").noneMatch(v -> v.contains("sku-"));
+    JsonNode stock = get("/actuator/metrics/dlock.acquire?tag=lock:stock&tag=backend:redis");
+    assertThat(stock.get("measurements").get(0).get("statistic").asText()).isEqualTo("COUNT");
+    assertThat(stock.get("measurements").get(0).get("value").asDouble()).isGreaterThanOrEqualTo(2);
+  }
+
+  private static List<String> tagValues(JsonNode metric, String tag) {
+    for (JsonNode t : metric.get("availableTags")) {
+      if (t.get("tag").asText().equals(tag)) {
+        List<String> values = new ArrayList<>();
+        t.get("values").forEach(v -> values.add(v.asText()));
+        return values;
+      }
+    }
+    return List.of();
+  }
+
   private List<HttpResponse<String>> buyConcurrently(String path) throws Exception {
     List<CompletableFuture<HttpResponse<String>>> futures = new ArrayList<>();
     for (int i = 0; i < BUYERS; i++) {

@@ -1,7 +1,7 @@
 package io.dlock.spring.autoconfigure;
 
 import io.dlock.LockClient;
-import io.dlock.spring.LockAcquirer;
+import io.dlock.spring.LockNamePatterns;
 import io.dlock.spring.actuate.LockBackendHealthIndicator;
 import io.dlock.spring.actuate.LocksEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -36,8 +36,9 @@ public class DlockActuatorAutoConfiguration {
   @ConditionalOnMissingBean(name = "dlockHealthIndicator")
   @ConditionalOnEnabledHealthIndicator("dlock")
   LockBackendHealthIndicator dlockHealthIndicator(
-      LockClient client, LockAcquirer acquirer, DlockProperties properties) {
+      LockClient client, LockNamePatterns names, DlockProperties properties) {
+    // Built (and so tagged) as a lock without key, whose pattern is the health lock's name.
     return new LockBackendHealthIndicator(
-        client, acquirer.lockName(properties.getHealthLockName()));
+        client, names.lockName(properties.getHealthLockName(), null));
   }
 }

@@ -2,18 +2,19 @@ package io.dlock.spring.autoconfigure;
 
 import io.dlock.LockClient;
 import io.dlock.LockClients;
-import io.dlock.spring.DistributedLockAdvisor;
-import io.dlock.spring.DistributedLockInterceptor;
 import io.dlock.spring.LockAcquirer;
+import io.dlock.spring.LockNamePatterns;
+import io.dlock.spring.LockedMethodAdvisor;
+import io.dlock.spring.LockedMethodInterceptor;
 import io.dlock.spring.LockedMethods;
 import io.dlock.spring.integration.DlockLockRegistry;
-import io.dlock.spring.metrics.LockMetrics;
 import io.dlock.spring.metrics.MicrometerLockMetrics;
 import io.dlock.spring.shedlock.DlockLockProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
@@ -22,6 +23,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -34,15 +36,23 @@ import org.springframework.integration.support.locks.LockRegistry;
 
 /**
  * Configures dlock from the {@code dlock.*} properties ({@link DlockProperties}): the {@link
- * LockClient}, the {@code @DistributedLock} advisor, and the acquirer with its metrics. Every bean
- * backs off when the application defines its own of the same type.
+ * LockClient}, the {@code @Locked} advisor, the acquirer and the metrics. Every bean backs off when
+ * the application defines its own of the same type.
  *
  * <p>The client comes from, in order: a {@link LockClient} bean of the application; {@code
  * dlock.backend} through {@link LockClients#connect} (the command line's call, so URIs mean the
- * same in both); otherwise the start-up fails with a message saying what to set.
+ * same in both); otherwise the start-up fails with a message saying what to set. A client the
+ * starter makes reports to the {@link io.dlock.LockEventListener} beans (the metrics); one of the
+ * application gets them only if the application sets them in its options.
+ *
+ * <p>After the meter registries' auto-configuration, so that the metrics see the registry.
  */
 @AutoConfiguration(
-    afterName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
+    afterName = {
+      "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+      "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+      "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
+    })
 @ConditionalOnBooleanProperty(name = "dlock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DlockProperties.class)
 @Import({
@@ -57,15 +67,19 @@ import org.springframework.integration.support.locks.LockRegistry;
 })
 public class DlockAutoConfiguration {
 
-  /** The order of the {@code @DistributedLock} advisor: outside a default-ordered transaction. */
+  /** The order of the {@code @Locked} advisor: outside a default-ordered transaction. */
   public static final int ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
   @Bean
   @ConditionalOnMissingBean
-  LockAcquirer dlockLockAcquirer(
-      LockClient client, ObjectProvider<LockMetrics> metrics, DlockProperties properties) {
-    return new LockAcquirer(
-        client, metrics.getIfAvailable(() -> LockMetrics.NONE), properties.getKeyPrefix());
+  LockNamePatterns dlockLockNamePatterns(DlockProperties properties) {
+    return new LockNamePatterns(properties.getKeyPrefix());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  LockAcquirer dlockLockAcquirer(LockClient client, LockNamePatterns names) {
+    return new LockAcquirer(client, names);
   }
 
   /**
@@ -81,15 +95,29 @@ public class DlockAutoConfiguration {
     }
   }
 
-  /** Micrometer metrics, when Micrometer is on the class path and a registry is defined. */
+  /**
+   * Micrometer metrics, when Micrometer is on the class path and a registry is defined: a listener
+   * of the client's lock events, which the client configurations install; an application that makes
+   * its own client sets this bean in its options.
+   */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(MeterRegistry.class)
+  @ConditionalOnSingleCandidate(MeterRegistry.class)
   static class MicrometerConfiguration {
     @Bean
     @ConditionalOnMissingBean
-    LockMetrics dlockLockMetrics(ObjectProvider<MeterRegistry> registry, LockClient client) {
-      MeterRegistry meters = registry.getIfUnique();
-      return meters == null ? LockMetrics.NONE : new MicrometerLockMetrics(meters, client);
+    MicrometerLockMetrics dlockLockMetrics(
+        MeterRegistry registry, LockNamePatterns names, ObjectProvider<LockClient> client) {
+      // The client is made after its listener: its backend is asked at the first event.
+      return new MicrometerLockMetrics(
+          registry, names::patternOf, () -> client.getObject().backendName());
+    }
+
+    /** The {@code dlock.locks.held} gauge, once the client exists. */
+    @Bean
+    SmartInitializingSingleton dlockLocksHeldGauge(
+        ObjectProvider<MicrometerLockMetrics> metrics, ObjectProvider<LockClient> client) {
+      return () -> metrics.getObject().registerLocksHeldGauge(client.getObject());
     }
   }
 
@@ -115,9 +143,7 @@ public class DlockAutoConfiguration {
     }
   }
 
-  /**
-   * The advisor that applies {@code @DistributedLock}; infrastructure, like the transaction one.
-   */
+  /** The advisor that applies {@code @Locked}; infrastructure, like the transaction one. */
   @Configuration(proxyBeanMethods = false)
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   @Import(AutoProxyRegistrar.class)
@@ -134,14 +160,14 @@ public class DlockAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    static DistributedLockAdvisor dlockLockAdvisor(
+    static LockedMethodAdvisor dlockLockAdvisor(
         LockedMethods methods,
         ObjectProvider<LockAcquirer> acquirer,
         ObjectProvider<DlockProperties> properties) {
-      DistributedLockAdvisor advisor =
-          new DistributedLockAdvisor(
+      LockedMethodAdvisor advisor =
+          new LockedMethodAdvisor(
               methods,
-              new DistributedLockInterceptor(
+              new LockedMethodInterceptor(
                   methods,
                   acquirer::getObject,
                   () -> properties.getObject().isReleaseAfterTransaction()));

@@ -34,15 +34,15 @@ public class DlockProperties {
   private Map<String, String> backendProperties = new LinkedHashMap<>();
 
   /**
-   * Prepended to every lock name the starter builds (@DistributedLock, the Spring Integration lock
-   * registry, the ShedLock provider), for example "orders-service:". Empty by default.
+   * Prepended to every lock name the starter builds (@Locked, the Spring Integration lock registry,
+   * the ShedLock provider), for example "orders-service:". Empty by default.
    */
   private String keyPrefix = "";
 
-  /** How long @DistributedLock waits for a lock when its waitTime is not set. Zero: one attempt. */
+  /** How long @Locked waits for a lock when its waitTime is not set. Zero: one attempt. */
   private Duration waitTime = Duration.ofSeconds(5);
 
-  /** The lease time of locks taken by the starter when @DistributedLock does not set one. */
+  /** The lease time of locks taken by the starter when @Locked does not set one. */
   private Duration leaseTime = Duration.ofSeconds(30);
 
   /**
@@ -55,9 +55,9 @@ public class DlockProperties {
   private Duration operationTimeout = Duration.ofSeconds(5);
 
   /**
-   * Whether a @DistributedLock method that runs inside a Spring-managed transaction keeps its lock
-   * until that transaction completed (commit or rollback). Switching this off lets the next holder
-   * read data the transaction has not committed yet: the lost-update and duplicate-insert race.
+   * Whether a @Locked method that runs inside a Spring-managed transaction keeps its lock until
+   * that transaction completed (commit or rollback). Switching this off lets the next holder read
+   * data the transaction has not committed yet: the lost-update and duplicate-insert race.
    */
   private boolean releaseAfterTransaction = true;
 

@@ -1,12 +1,15 @@
 package io.dlock.spring.autoconfigure;
 
 import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
+import io.dlock.LockEventListener;
 import io.dlock.jdbc.JdbcLockSettings;
 import io.dlock.jdbc.JdbcLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -18,9 +21,21 @@ import org.springframework.context.annotation.Configuration;
  * The ways to get a {@link LockClient}, imported by {@link DlockAutoConfiguration} in this order;
  * the first that applies wins. Not nested in a configuration class, so that Spring does not process
  * them in reflection order.
+ *
+ * <p>Every client made here reports to the application's {@link LockEventListener} beans (the
+ * starter's Micrometer metrics among them), so that all its locks are observed, also those taken
+ * directly through the client.
  */
 abstract class LockClientConfigurations {
   private LockClientConfigurations() {}
+
+  /** The options of {@code properties}, with the listener beans installed. */
+  static LockClientOptions options(
+      DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
+    return properties
+        .toClientOptions()
+        .withEventListener(LockEventListeners.of(listeners.orderedStream().toList()));
+  }
 
   /** The client for {@code dlock.backend}. */
   @Configuration(proxyBeanMethods = false)
@@ -28,10 +43,11 @@ abstract class LockClientConfigurations {
   static class UriClient {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    LockClient dlockLockClient(DlockProperties properties) {
+    LockClient dlockLockClient(
+        DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
       String uri = java.util.Objects.requireNonNull(properties.getBackend());
       return LockClients.connect(
-          uri, properties.getBackendProperties(), properties.toClientOptions());
+          uri, properties.getBackendProperties(), options(properties, listeners));
     }
   }
 
@@ -42,9 +58,12 @@ abstract class LockClientConfigurations {
   static class CuratorClient {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    LockClient dlockLockClient(CuratorFramework curator, DlockProperties properties) {
+    LockClient dlockLockClient(
+        CuratorFramework curator,
+        DlockProperties properties,
+        ObjectProvider<LockEventListener> listeners) {
       return ZooKeeperLocks.newClient(
-          curator, properties.getZookeeper().getRootPath(), properties.toClientOptions());
+          curator, properties.getZookeeper().getRootPath(), options(properties, listeners));
     }
   }
 
@@ -55,7 +74,10 @@ abstract class LockClientConfigurations {
   static class DataSourceClient {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    LockClient dlockLockClient(DataSource dataSource, DlockProperties properties) {
+    LockClient dlockLockClient(
+        DataSource dataSource,
+        DlockProperties properties,
+        ObjectProvider<LockEventListener> listeners) {
       JdbcLockSettings settings;
       try {
         settings =
@@ -65,7 +87,7 @@ abstract class LockClientConfigurations {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("dlock.jdbc.table: " + e.getMessage(), e);
       }
-      return JdbcLocks.newClient(settings, properties.toClientOptions());
+      return JdbcLocks.newClient(settings, options(properties, listeners));
     }
   }
 

@@ -21,6 +21,9 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * <p>Renewal: leases are renewed by the client while held (unless the options say a fixed lease),
  * so {@link #renewLock(Object)} only checks that the calling thread still holds a valid lease; a
  * fixed lease cannot be extended by hand (dlock has no manual renewal).
+ *
+ * <p>Metrics: its keys are not a bounded set, so its locks have the {@code lock} tag {@code other}
+ * (see {@link io.dlock.spring.LockNamePatterns}).
  */
 public final class DlockLockRegistry implements RenewableLockRegistry {
   private final LockClient client;

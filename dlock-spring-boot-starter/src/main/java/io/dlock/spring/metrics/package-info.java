@@ -1,4 +1,7 @@
-/** Metrics of the locks the starter takes; Micrometer when it is on the class path. */
+/**
+ * Metrics of every lock of the client: a {@link io.dlock.LockEventListener} on Micrometer, when it
+ * is on the class path.
+ */
 @NullMarked
 package io.dlock.spring.metrics;
 

@@ -38,7 +38,10 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
   private final LockAcquirer acquirer;
   private final ScheduledExecutorService delayedReleases;
 
-  /** A provider that takes its locks through {@code acquirer} (metrics under the job's name). */
+  /**
+   * A provider that takes its locks through {@code acquirer}: each job's lock is named after the
+   * job, which is also its {@code lock} tag in the metrics.
+   */
   public DlockLockProvider(LockAcquirer acquirer) {
     this.acquirer = Objects.requireNonNull(acquirer, "acquirer");
     this.delayedReleases =
@@ -73,7 +76,7 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
     LockOptions options =
         LockOptions.defaults().withFixedLease(atMost).withOwnerId("shedlock:" + UUID.randomUUID());
     return acquirer
-        .tryAcquire(configuration.getName(), configuration.getName(), options)
+        .tryAcquire(configuration.getName(), null, options)
         .map(lease -> new DlockSimpleLock(lease, configuration));
   }
 

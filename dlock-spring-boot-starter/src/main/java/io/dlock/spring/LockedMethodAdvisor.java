@@ -9,21 +9,21 @@ import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.core.annotation.AnnotationUtils;
 
 /**
- * Applies {@link DistributedLockInterceptor} to {@link DistributedLock} methods. Matching parses
- * and checks each annotated method when its bean is proxied, so bad annotations fail the start-up.
+ * Applies {@link LockedMethodInterceptor} to {@link Locked} methods. Matching parses and checks
+ * each annotated method when its bean is proxied, so bad annotations fail the start-up.
  *
  * <p>Its order (default {@code Ordered.LOWEST_PRECEDENCE - 100}) puts the lock outside a
  * {@code @Transactional} of the same method with the default order: the lock is taken before the
  * transaction starts (no database connection is held while waiting) and released after it ended.
  */
-public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
+public final class LockedMethodAdvisor extends AbstractPointcutAdvisor {
   private static final long serialVersionUID = 1L;
 
   private final transient LockedMethods methods;
-  private final transient DistributedLockInterceptor interceptor;
+  private final transient LockedMethodInterceptor interceptor;
 
   /** An advisor for the methods {@code methods} recognizes. */
-  public DistributedLockAdvisor(LockedMethods methods, DistributedLockInterceptor interceptor) {
+  public LockedMethodAdvisor(LockedMethods methods, LockedMethodInterceptor interceptor) {
     this.methods = methods;
     this.interceptor = interceptor;
   }
@@ -32,8 +32,7 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
   public Pointcut getPointcut() {
     return new StaticMethodMatcherPointcut() {
       {
-        setClassFilter(
-            (ClassFilter) type -> AnnotationUtils.isCandidateClass(type, DistributedLock.class));
+        setClassFilter((ClassFilter) type -> AnnotationUtils.isCandidateClass(type, Locked.class));
       }
 
       @Override

@@ -17,7 +17,7 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * Runs a {@link DistributedLock} method under its lock.
+ * Runs a {@link Locked} method under its lock.
  *
  * <p>Release: after the method, unless the method ran inside a Spring-managed transaction (active
  * transaction synchronization) and {@code dlock.release-after-transaction} is on; the release then
@@ -26,8 +26,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * transaction, the interceptor throws {@link LockLostException} so that the transaction rolls back
  * instead of committing writes made without the lock.
  */
-public final class DistributedLockInterceptor implements MethodInterceptor {
-  private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
+public final class LockedMethodInterceptor implements MethodInterceptor {
+  private static final Logger log = LoggerFactory.getLogger(LockedMethodInterceptor.class);
 
   private final LockedMethods methods;
   private final Supplier<LockAcquirer> acquirer;
@@ -40,7 +40,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
    * @param releaseAfterTransaction whether to defer the release to the end of a surrounding
    *     transaction; see {@code dlock.release-after-transaction}
    */
-  public DistributedLockInterceptor(
+  public LockedMethodInterceptor(
       LockedMethods methods,
       Supplier<LockAcquirer> acquirer,
       BooleanSupplier releaseAfterTransaction) {
@@ -55,12 +55,12 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
     Class<?> targetClass = target == null ? null : AopUtils.getTargetClass(target);
     LockedMethod method = methods.get(invocation.getMethod(), targetClass);
     Object[] args = invocation.getArguments();
-    String name = method.lockName(args, target);
+    String key = method.key(args, target);
     Lease lease;
     try {
-      lease = acquirer.get().acquire(method.name(), name, method.waitTime(), method.options());
+      lease = acquirer.get().acquire(method.name(), key, method.waitTime(), method.options());
     } catch (LockTimeoutException | BackendUnavailableException e) {
-      log.debug("{}: lock '{}' not acquired: {}", method.description(), name, e.getMessage());
+      log.debug("{}: lock not acquired: {}", method.description(), e.getMessage());
       return method.onFailure(args, target, e);
     }
     if (method.fencingTokenIndex() >= 0) {
@@ -68,15 +68,15 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
       args[method.fencingTokenIndex()] = lease.fencingToken();
     }
     Object result;
-    DistributedLockContext.push(lease);
+    LockedMethodContext.push(lease);
     try {
       result = invocation.proceed();
     } catch (Throwable t) {
-      DistributedLockContext.pop();
+      LockedMethodContext.pop();
       releaseOrDefer(lease, method);
       throw t;
     }
-    DistributedLockContext.pop();
+    LockedMethodContext.pop();
     boolean deferred = releaseOrDefer(lease, method);
     if (!lease.isValid() && lease.state() != io.dlock.LeaseState.RELEASED) {
       String message =

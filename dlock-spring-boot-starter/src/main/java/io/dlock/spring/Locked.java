@@ -18,14 +18,14 @@ import java.lang.annotation.Target;
  * expression.
  *
  * <pre>{@code
- * @DistributedLock(name = "stock", key = "#sku", waitTime = "2s")
+ * @Locked(name = "stock", key = "#sku", waitTime = "2s")
  * @Transactional
  * public void buy(String sku, int quantity, @FencingToken long token) { ... }
  * }</pre>
  *
  * <p>The fencing token of the grant is available in the method through {@link
- * DistributedLockContext#currentFencingToken()}, or as a {@code long} parameter annotated with
- * {@link FencingToken} (the caller's value is replaced).
+ * LockedMethodContext#currentFencingToken()}, or as a {@code long} parameter annotated with {@link
+ * FencingToken} (the caller's value is replaced).
  *
  * <p>Works on Spring beans called through their proxy (not on calls from inside the same object),
  * like {@code @Transactional}. Holds are reentrant for the calling thread.
@@ -33,7 +33,7 @@ import java.lang.annotation.Target;
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
-public @interface DistributedLock {
+public @interface Locked {
 
   /**
    * The lock's name, also the {@code lock} tag of its metrics (never the evaluated key, which could

@@ -6,33 +6,33 @@ import java.util.Deque;
 import java.util.Optional;
 
 /**
- * The lease of the innermost {@link DistributedLock} method running on the calling thread. Bound
- * while the method body runs (not while a transaction that outlives it commits).
+ * The lease of the innermost {@link Locked} method running on the calling thread. Bound while the
+ * method body runs (not while a transaction that outlives it commits).
  *
  * <pre>{@code
- * store.write(item, DistributedLockContext.currentFencingToken());
+ * store.write(item, LockedMethodContext.currentFencingToken());
  * }</pre>
  */
-public final class DistributedLockContext {
+public final class LockedMethodContext {
   private static final ThreadLocal<Deque<Lease>> LEASES = ThreadLocal.withInitial(ArrayDeque::new);
 
-  private DistributedLockContext() {}
+  private LockedMethodContext() {}
 
-  /** The lease of the innermost {@link DistributedLock} method running on this thread, if any. */
+  /** The lease of the innermost {@link Locked} method running on this thread, if any. */
   public static Optional<Lease> currentLease() {
     return Optional.ofNullable(LEASES.get().peek());
   }
 
   /**
-   * The fencing token of the innermost {@link DistributedLock} method running on this thread.
+   * The fencing token of the innermost {@link Locked} method running on this thread.
    *
-   * @throws IllegalStateException if no {@link DistributedLock} method is running on this thread
+   * @throws IllegalStateException if no {@link Locked} method is running on this thread
    */
   public static long currentFencingToken() {
     Lease lease = LEASES.get().peek();
     if (lease == null) {
       throw new IllegalStateException(
-          "no @DistributedLock method is running on thread " + Thread.currentThread().getName());
+          "no @Locked method is running on thread " + Thread.currentThread().getName());
     }
     return lease.fencingToken();
   }

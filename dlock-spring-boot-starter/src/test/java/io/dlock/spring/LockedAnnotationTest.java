@@ -34,8 +34,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** {@code @DistributedLock} in a real application context, on a real Redis server. */
-class DistributedLockAnnotationTest {
+/** {@code @Locked} in a real application context, on a real Redis server. */
+class LockedAnnotationTest {
   private static final String PREFIX = "annotation-" + UUID.randomUUID() + ":";
   private static LockClient otherProcess;
 
@@ -104,9 +104,9 @@ class DistributedLockAnnotationTest {
           long[] second = jobs.tokens("fencing", 0L);
           assertThat(first[0]).isEqualTo(first[1]).isPositive();
           assertThat(second[0]).isEqualTo(second[1]).isGreaterThan(first[0]);
-          assertThatThrownBy(DistributedLockContext::currentFencingToken)
+          assertThatThrownBy(LockedMethodContext::currentFencingToken)
               .isInstanceOf(IllegalStateException.class)
-              .hasMessageContaining("no @DistributedLock method");
+              .hasMessageContaining("no @Locked method");
         });
   }
 
@@ -187,7 +187,7 @@ class DistributedLockAnnotationTest {
         .run(
             context ->
                 assertThat(startUpFailure(context))
-                    .hasMessageStartingWith("@DistributedLock on BadSyntaxService.buy(String): ")
+                    .hasMessageStartingWith("@Locked on BadSyntaxService.buy(String): ")
                     .hasMessageContaining("BadSyntaxService.buy(String)")
                     .hasMessageContaining("'#sku +'"));
   }
@@ -222,11 +222,11 @@ class DistributedLockAnnotationTest {
       org.springframework.boot.test.context.assertj.AssertableApplicationContext context) {
     assertThat(context).hasFailed();
     for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
-      if (t.getMessage() != null && t.getMessage().startsWith("@DistributedLock on ")) {
+      if (t.getMessage() != null && t.getMessage().startsWith("@Locked on ")) {
         return t;
       }
     }
-    throw new AssertionError("no @DistributedLock failure in", context.getStartupFailure());
+    throw new AssertionError("no @Locked failure in", context.getStartupFailure());
   }
 
   @Configuration(proxyBeanMethods = false)
@@ -252,9 +252,9 @@ class DistributedLockAnnotationTest {
     final AtomicInteger maxInside = new AtomicInteger();
     final java.util.Set<String> lockNames = ConcurrentHashMap.newKeySet();
 
-    @DistributedLock(name = "ledger", key = "#account.id", waitTime = "30s")
+    @Locked(name = "ledger", key = "#account.id", waitTime = "30s")
     public void add(Account account, long amount) {
-      lockNames.add(DistributedLockContext.currentLease().orElseThrow().lockName());
+      lockNames.add(LockedMethodContext.currentLease().orElseThrow().lockName());
       AtomicInteger inside = insideByKey.computeIfAbsent(account.id(), k -> new AtomicInteger());
       int now = inside.incrementAndGet();
       maxInside.accumulateAndGet(now, Math::max);
@@ -285,28 +285,28 @@ class DistributedLockAnnotationTest {
   public static class Jobs {
     final List<String> ran = new CopyOnWriteArrayList<>();
 
-    @DistributedLock(name = "job", key = "#id", waitTime = "0")
+    @Locked(name = "job", key = "#id", waitTime = "0")
     public String runOrThrow(String id) {
       return run(id);
     }
 
-    @DistributedLock(name = "job", key = "#id", waitTime = "0", onFailure = OnLockFailure.SKIP)
+    @Locked(name = "job", key = "#id", waitTime = "0", onFailure = OnLockFailure.SKIP)
     public String runOrSkip(String id) {
       return run(id);
     }
 
-    @DistributedLock(name = "job", key = "#p0", waitTime = "0", onFailure = OnLockFailure.SKIP)
+    @Locked(name = "job", key = "#p0", waitTime = "0", onFailure = OnLockFailure.SKIP)
     public int countOrSkip(String id) {
       run(id);
       return 1;
     }
 
-    @DistributedLock(name = "job", key = "#a0", waitTime = "0", onFailure = OnLockFailure.SKIP)
+    @Locked(name = "job", key = "#a0", waitTime = "0", onFailure = OnLockFailure.SKIP)
     public Optional<String> maybeOrSkip(String id) {
       return Optional.of(run(id));
     }
 
-    @DistributedLock(
+    @Locked(
         name = "job",
         key = "#id",
         waitTime = "0",
@@ -324,14 +324,14 @@ class DistributedLockAnnotationTest {
       return "busy " + id + ": " + failure.getClass().getSimpleName();
     }
 
-    @DistributedLock(name = "job", key = "#id", waitTime = "${test.wait:30s}")
+    @Locked(name = "job", key = "#id", waitTime = "${test.wait:30s}")
     public String runWaiting(String id) {
       return run(id);
     }
 
-    @DistributedLock(name = "tokens", key = "#id")
+    @Locked(name = "tokens", key = "#id")
     public long[] tokens(String id, @FencingToken long token) {
-      return new long[] {token, DistributedLockContext.currentFencingToken()};
+      return new long[] {token, LockedMethodContext.currentFencingToken()};
     }
 
     private String run(String id) {
@@ -350,7 +350,7 @@ class DistributedLockAnnotationTest {
 
   /** A typo in the key. */
   public static class BadVariableService {
-    @DistributedLock(name = "stock", key = "#skuu")
+    @Locked(name = "stock", key = "#skuu")
     public void buy(String sku) {}
   }
 
@@ -364,7 +364,7 @@ class DistributedLockAnnotationTest {
 
   /** A key that is not SpEL. */
   public static class BadSyntaxService {
-    @DistributedLock(name = "stock", key = "#sku +")
+    @Locked(name = "stock", key = "#sku +")
     public void buy(String sku) {}
   }
 
@@ -378,11 +378,7 @@ class DistributedLockAnnotationTest {
 
   /** A fallback that does not exist. */
   public static class MissingFallbackService {
-    @DistributedLock(
-        name = "stock",
-        key = "#sku",
-        onFailure = OnLockFailure.FALLBACK,
-        fallback = "nowhere")
+    @Locked(name = "stock", key = "#sku", onFailure = OnLockFailure.FALLBACK, fallback = "nowhere")
     public void buy(String sku) {}
   }
 }
