@@ -1,6 +1,7 @@
 package io.dlock.spring;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.DistributedLock;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockInterruptedException;
@@ -38,7 +39,39 @@ public final class LockAcquirer {
    * @throws LockInterruptedException if the thread was interrupted (flag set, nothing held)
    */
   public Lease acquire(String pattern, @Nullable String key, Duration wait, LockOptions options) {
-    return client.lock(names.lockName(pattern, key), options).acquire(wait);
+    DistributedLock lock = client.lock(names.lockName(pattern, key), options);
+    long start = System.nanoTime();
+    // One attempt first, bounded by the operation timeout and deaf to interrupts (as tryAcquire
+    // is), then the wait for what is left: a free lock is granted even with a wait shorter than a
+    // round trip, and a backend that does not answer is BackendUnavailableException, not a
+    // timeout. Its miss is no failure of this acquisition: the metrics listener is told so.
+    Optional<Lease> first;
+    FIRST_ATTEMPT.set(lock.name());
+    try {
+      first = lock.tryAcquire();
+    } finally {
+      FIRST_ATTEMPT.remove();
+    }
+    if (first.isPresent()) {
+      return first.get();
+    }
+    Duration left = wait.minusNanos(System.nanoTime() - start);
+    if (left.isNegative() || left.isZero()) {
+      left = Duration.ZERO; // one more attempt, whose miss is the failure the listener records
+    }
+    return lock.acquire(left);
+  }
+
+  /** The lock whose first attempt (of {@link #acquire}) this thread is making, if any. */
+  private static final ThreadLocal<@Nullable String> FIRST_ATTEMPT = new ThreadLocal<>();
+
+  /**
+   * Whether this thread is making the first attempt of an {@link #acquire} of {@code lockName}: a
+   * miss then is not a failure (the acquisition goes on to wait), and a metrics listener does not
+   * count it.
+   */
+  public static boolean isFirstAttempt(String lockName) {
+    return lockName.equals(FIRST_ATTEMPT.get());
   }
 
   /**

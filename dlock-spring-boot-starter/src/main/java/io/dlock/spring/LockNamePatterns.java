@@ -22,6 +22,12 @@ public final class LockNamePatterns {
 
   private final String keyPrefix;
 
+  /**
+   * The most patterns remembered: a bounded number of tag values even when job names are made per
+   * tenant; names of patterns beyond it are tagged {@link #OTHER}.
+   */
+  public static final int MAX_PATTERNS = 1_000;
+
   /** Full names of the locks without key, to their pattern. */
   private final Map<String, String> exact = new ConcurrentHashMap<>();
 
@@ -47,11 +53,15 @@ public final class LockNamePatterns {
     Objects.requireNonNull(pattern, "pattern");
     if (key == null) {
       String name = keyPrefix + pattern;
-      exact.putIfAbsent(name, pattern);
+      if (exact.size() + keyed.size() < MAX_PATTERNS) {
+        exact.putIfAbsent(name, pattern);
+      }
       return name;
     }
     String prefix = keyPrefix + pattern + ":";
-    keyed.putIfAbsent(prefix, pattern);
+    if (exact.size() + keyed.size() < MAX_PATTERNS) {
+      keyed.putIfAbsent(prefix, pattern);
+    }
     return prefix + key;
   }
 

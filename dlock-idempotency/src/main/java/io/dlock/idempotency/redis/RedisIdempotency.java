@@ -93,6 +93,11 @@ public final class RedisIdempotency implements AutoCloseable {
     } catch (RuntimeException e) {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
       throw new IdempotencyStoreException("Cannot connect to Redis: " + e.getMessage(), e);
+    } catch (LinkageError e) {
+      // dlock-redis (whose script loader the stores use) is an optional dependency: say so.
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      throw new IllegalStateException(
+          "The Redis idempotency stores need io.dlock:dlock-redis on the class path: " + e, e);
     }
   }
 

@@ -66,7 +66,10 @@ final class LockEventListeners implements LockEventListener {
     for (LockEventListener listener : listeners) {
       try {
         call.accept(listener);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        if (e instanceof VirtualMachineError fatal) {
+          throw fatal;
+        }
         log.warn(
             "Lock event listener {} failed in {} for '{}'; ignored", listener, method, lockName, e);
       }

@@ -3,6 +3,7 @@ package io.dlock.spring.metrics;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockEventListener;
+import io.dlock.spring.LockAcquirer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -81,6 +82,9 @@ public final class MicrometerLockMetrics implements LockEventListener {
 
   @Override
   public void notAcquired(String lockName, AcquireFailure failure, Duration latency) {
+    if (failure == AcquireFailure.TIMEOUT && LockAcquirer.isFirstAttempt(lockName)) {
+      return; // the starter's first attempt found the lock held; its wait follows, and counts
+    }
     Counter.builder("dlock.acquire.failures")
         .description("Acquisitions that failed, by cause")
         .tags("lock", lockTag.apply(lockName), "backend", backend(), "cause", tag(failure))
