@@ -88,8 +88,8 @@ public final class RedlockSettings {
       // Key prefixes were taken literally before parameters were decoded: a prefix with a
       // percent-escape would now name other keys than clients of an earlier version lock.
       throw new IllegalArgumentException(
-          "keyPrefix in a redlock URI must not contain '%'; pass such a prefix as the keyPrefix"
-              + " property instead");
+          "redlock URI parameter 'keyPrefix' must not contain '%' (it is not decoded); pass such a"
+              + " prefix as the keyPrefix property instead");
     }
     Map<String, String> parameters =
         UriParameters.parseQuery(query, "redlock URI", List.of("nodeTimeout", "keyPrefix"));

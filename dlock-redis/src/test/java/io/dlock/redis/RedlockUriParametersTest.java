@@ -18,7 +18,7 @@ class RedlockUriParametersTest {
   @Test
   void theQueryIsPercentDecodedAndAPlusStaysAPlus() {
     RedlockSettings settings =
-        RedlockSettings.parse(MASTERS + "?keyPrefix=app%3A&nodeTimeout=PT+0.2S");
+        RedlockSettings.parse(MASTERS + "?keyPrefix=app:&nodeTimeout=PT%2B0.2S");
     assertThat(settings.keyPrefix()).isEqualTo("app:");
     assertThat(settings.nodeTimeout()).isEqualTo(Duration.ofMillis(200));
   }
@@ -42,6 +42,13 @@ class RedlockUriParametersTest {
     assertThatThrownBy(() -> RedlockSettings.parse(MASTERS + "?keyPrefix=100%"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'keyPrefix'");
+    // Taken literally before parameters were decoded: refused rather than read as other keys.
+    assertThatThrownBy(() -> RedlockSettings.parse(MASTERS + "?keyPrefix=app%3A"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'keyPrefix' must not contain '%'");
+    assertThatThrownBy(() -> RedlockSettings.parse(MASTERS + "?nodeTimeout=PT1S&keyPrefix=a%25"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'keyPrefix' must not contain '%'");
   }
 
   @Test
