@@ -17,11 +17,12 @@ import java.util.function.BooleanSupplier;
  * failing at once; the core bounds every call by the caller's wait and the operation timeout, and
  * this bound (the connection timeout) ends a call the core gave up on.
  *
- * <p>The gate is opened by the backend's connection-state handling, after that handling has applied
- * what the connection change means (a new session: the old session's nodes forgotten and its leases
- * reported lost), never merely because the ZooKeeper client says it is connected: a call that
- * waited here must never run against the bookkeeping of a session that already ended. So a release
- * of a lease lost with its session finds nothing held and reports the loss.
+ * <p>The gate is opened by the backend's connection-state handling ({@link ZooKeeperSession}),
+ * after that handling has applied what the connection change means (a new session: the old
+ * session's nodes forgotten and its leases reported lost), never merely because the ZooKeeper
+ * client says it is connected: a call that waited here must never run against the bookkeeping of a
+ * session that already ended. So a release of a lease lost with its session finds nothing held and
+ * reports the loss.
  *
  * <p>Waiting never blocks a thread: a waiting call is a future completed by {@link #open()} or by
  * its timeout on the backend's timer.

@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The end of the lease this backend keeps for each holder (see the class comment of {@link
  * ZooKeeperLockBackend}): one timer task, at the earliest registered lease end, for all the holders
- * of the backend. When a registered end comes due, the backend's {@code leaseEnded} is called on
- * the timer thread; it finds a later end if the lease was extended meanwhile, and registers again.
+ * of the backend. When a registered end comes due, {@link QueueLeases#leaseEnded} is called on the
+ * timer thread; it finds a later end if the lease was extended meanwhile, and registers again.
  */
 final class LeaseEndTimer {
   /** Registered lease ends, earliest first; one timer task runs at the earliest (see tick). */
