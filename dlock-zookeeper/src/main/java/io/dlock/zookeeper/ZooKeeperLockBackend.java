@@ -57,9 +57,9 @@ import org.jspecify.annotations.Nullable;
  * complete on ZooKeeper's event thread; everything that must block runs on worker threads. The
  * calls of one owner on one lock still run one after another, in call order.
  *
- * <p><b>Inspection.</b> {@link #inspect} and {@link #forceRelease} read the queue heads after a
- * {@code sync}; the holder description and grant time are kept in the node's data, next to the hold
- * count.
+ * <p><b>Inspection.</b> {@link ZooKeeperLockAdministration#inspect} and {@link
+ * ZooKeeperLockAdministration#forceRelease} read the queue heads after a {@code sync}; the holder
+ * description and grant time are kept in the node's data, next to the hold count.
  *
  * <p><b>Failures.</b> An acquisition or release made while the client is connecting (just started,
  * or reconnecting) waits for the connection, at most the connection timeout and never longer than
@@ -100,7 +100,8 @@ public final class ZooKeeperLockBackend
   private final QueueLeases leases;
 
   /**
-   * Written only here (watchReleases); read by the predecessor watches and the session wake-ups.
+   * Written only here (watchReleases, unwatchReleases); read by the predecessor watches and the
+   * session wake-ups.
    */
   private final ConcurrentHashMap<String, ReleaseListener> listeners = new ConcurrentHashMap<>();
 
@@ -174,7 +175,8 @@ public final class ZooKeeperLockBackend
             client, paths, description, entries, nodes, calls, failures, wakeUps, session);
     this.leases =
         new QueueLeases(client, description, entries, nodes, leaseTimer, calls, failures, session);
-    // Last: connection changes are applied from here on, to the parts all wired above.
+    // Last, and it must stay last: connection changes are applied from here on, and a reconnection
+    // may call back into the release part (a deferred abandon) through abandonAgain.
     session.start();
   }
 

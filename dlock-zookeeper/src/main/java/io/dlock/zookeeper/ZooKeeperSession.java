@@ -80,8 +80,14 @@ final class ZooKeeperSession {
     this.retryAbandon = retryAbandon;
   }
 
+  private final java.util.concurrent.atomic.AtomicBoolean started =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   /** Starts listening to the connection; called once the backend's parts are all wired. */
   void start() {
+    if (!started.compareAndSet(false, true)) {
+      throw new IllegalStateException("the ZooKeeper session handling was started already");
+    }
     sessionId = nodes.currentSessionId();
     client.getConnectionStateListenable().addListener(connectionListener);
     // After the listener is added: a client that connects after this check reports CONNECTED to
