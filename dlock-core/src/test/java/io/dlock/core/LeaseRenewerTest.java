@@ -1,74 +1,240 @@
 package io.dlock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.dlock.BackendUnavailableException;
+import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
-import io.dlock.LockClientOptions;
+import io.dlock.LeaseState;
 import io.dlock.LockOptions;
-import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
-import io.dlock.spi.LockBackend;
-import io.dlock.spi.LockOwner;
-import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-/** The renewer never watches or renews a grant that has ended. */
+/**
+ * The renewer on a fake clock: batching, when a lease is due, failed renewals and leases reported
+ * gone. Leases are a few hundred milliseconds long so that the renewer's real-time ticks (whose
+ * delays come from the fake times) follow each other quickly.
+ */
+// A wait on a fake clock that nobody moves never ends: fail fast instead of at the 10-minute limit.
+@Timeout(60)
 class LeaseRenewerTest {
+  private static final long MS = 1_000_000L;
+  private static final Duration LEASE = Duration.ofMillis(300); // due at 100 ms, margin 5 ms
+  private static final LockOptions RENEWED = LockOptions.defaults().withRenewedLease(LEASE);
 
-  /** Grants every request with a new token; renewals always succeed. */
-  private static final class GrantingBackend implements LockBackend {
-    private final AtomicLong tokens = new AtomicLong();
+  private final FakeClock clock = new FakeClock();
+  private final FakeBackend backend = new FakeBackend(clock);
+  private final RecordingListener events = new RecordingListener();
+  private final CoreLockClient client = backend.client(events);
 
-    @Override
-    public String name() {
-      return "granting";
-    }
+  @AfterEach
+  void close() {
+    client.close();
+  }
 
-    @Override
-    public CompletableFuture<AcquireResult> tryAcquire(
-        String lockName, LockOwner owner, Duration lease) {
-      return CompletableFuture.completedFuture(
-          new AcquireResult.Granted(tokens.incrementAndGet(), 1));
-    }
+  private Lease acquire(String name, LockOptions options) {
+    return client.lock(name, options).tryAcquire().orElseThrow();
+  }
 
-    @Override
-    public CompletableFuture<ReleaseResult> release(
-        String lockName, LockOwner owner, long fencingToken) {
-      return CompletableFuture.completedFuture(ReleaseResult.RELEASED);
-    }
+  private static Grant grant(Lease lease) {
+    return ((LeaseHandle) lease).grant();
+  }
 
-    @Override
-    public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-      return CompletableFuture.completedFuture(Set.of());
-    }
-
-    @Override
-    public void close() {}
+  /** Whether the lease's last confirmed renewal was sent at {@code sentAt} (a 300 ms lease). */
+  private static boolean renewedAt(Lease lease, long sentAt) {
+    Grant grant = grant(lease);
+    return grant.nextRenewalNanos() == sentAt + 100 * MS
+        && grant.validUntilNanos() == sentAt + 295 * MS;
   }
 
   @Test
   void aGrantMarkedLostBeforeItReachesTheRenewerIsNeverWatched() {
-    CoreLockClient client =
-        (CoreLockClient) CoreLockClient.create(new GrantingBackend(), LockClientOptions.defaults());
-    try {
-      NamedLock lock = (NamedLock) client.lock("renewer", LockOptions.defaults());
-      lock.tryAcquire().orElseThrow();
-      Grant grant = client.grantOf(lock.grantKey());
-      assertThat(client.renewedLeaseCount()).isEqualTo(1);
+    NamedLock lock = (NamedLock) client.lock("renewer", LockOptions.defaults());
+    lock.tryAcquire().orElseThrow();
+    Grant grant = client.grantOf(lock.grantKey());
+    assertThat(client.renewedLeaseCount()).isEqualTo(1);
 
-      // A session event marks the grant lost; then a late registration step adds it again.
-      grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, "test");
-      assertThat(client.renewedLeaseCount()).isZero();
-      client.renewer().add(grant);
+    // A session event marks the grant lost; then a late registration step adds it again.
+    grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, "test");
+    assertThat(client.renewedLeaseCount()).isZero();
+    client.renewer().add(grant);
 
-      assertThat(client.renewedLeaseCount()).as("a lost grant is never renewed").isZero();
-    } finally {
-      client.close();
-    }
+    assertThat(client.renewedLeaseCount()).as("a lost grant is never renewed").isZero();
+  }
+
+  @Test
+  void severalGrantsDueInOneTickAreRenewedInOneBackendCall() {
+    Lease a = acquire("a", RENEWED);
+    Lease b = acquire("b", RENEWED);
+    Lease c = acquire("c", RENEWED);
+
+    clock.set(100 * MS);
+    // The backend records the call before the core applies the answer: wait for the answer.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> List.of(a, b, c).stream().allMatch(l -> renewedAt(l, 100 * MS)));
+
+    assertThat(backend.renewals).hasSize(1);
+    FakeBackend.RenewCall call = backend.renewals.get(0);
+    assertThat(call.at()).isEqualTo(100 * MS);
+    assertThat(call.leases())
+        .extracting(HeldLease::lockName, HeldLease::fencingToken, HeldLease::lease)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple("a", a.fencingToken(), LEASE),
+            org.assertj.core.groups.Tuple.tuple("b", b.fencingToken(), LEASE),
+            org.assertj.core.groups.Tuple.tuple("c", c.fencingToken(), LEASE));
+
+    clock.set(200 * MS);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> List.of(a, b, c).stream().allMatch(l -> renewedAt(l, 200 * MS)));
+    assertThat(backend.renewals).hasSize(2);
+    assertThat(backend.renewals.get(1).leases()).hasSize(3);
+  }
+
+  @Test
+  void leasesOfDifferentLengthsDueTogetherGoInOneBatchPerLength() {
+    acquire("short-1", RENEWED);
+    acquire("short-2", RENEWED);
+    acquire("long", LockOptions.defaults().withRenewedLease(Duration.ofMillis(600)));
+
+    // At 100 ms the 300 ms leases are due, and the 600 ms lease (due at 200 ms) is within a sixth
+    // of its lease of being due: one tick renews all three, in one call per lease length.
+    clock.set(100 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> backend.renewals.size() == 2);
+
+    Set<Set<String>> batches =
+        backend.renewals.stream()
+            .map(r -> r.leases().stream().map(HeldLease::lockName).collect(Collectors.toSet()))
+            .collect(Collectors.toSet());
+    assertThat(batches).containsExactlyInAnyOrder(Set.of("short-1", "short-2"), Set.of("long"));
+  }
+
+  @Test
+  void aLeaseIsDueAThirdOfItsLeaseAfterItsLastConfirmedRenewal() {
+    // 600 ms: due 200 ms after each confirmation, renewed by a tick within 100 ms (a sixth) of it.
+    Lease lease = acquire("due", LockOptions.defaults().withRenewedLease(Duration.ofMillis(600)));
+    Grant grant = grant(lease);
+    assertThat(grant.nextRenewalNanos()).isEqualTo(200 * MS);
+
+    clock.set(100 * MS - 1);
+    clock.awaitRenewerTick();
+    assertThat(backend.renewals).as("renewals before the lease is due").isEmpty();
+
+    clock.set(100 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> grant.nextRenewalNanos() == 300 * MS);
+    assertThat(backend.renewals).extracting(FakeBackend.RenewCall::at).containsExactly(100 * MS);
+    assertThat(grant.validUntilNanos()).isEqualTo(100 * MS + 600 * MS - 8 * MS);
+
+    clock.set(200 * MS - 1);
+    clock.awaitRenewerTick();
+    assertThat(backend.renewals).as("renewals before the next due time").hasSize(1);
+
+    clock.set(200 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> grant.nextRenewalNanos() == 400 * MS);
+    assertThat(backend.renewals)
+        .extracting(FakeBackend.RenewCall::at)
+        .containsExactly(100 * MS, 200 * MS);
+    assertThat(lease.state()).isEqualTo(LeaseState.VALID);
+  }
+
+  @Test
+  void aFailedRenewalLeavesTheLeaseValidUntilItsLocalEnd_thenItExpiresAndIsToldOnce() {
+    BackendUnavailableException down = new BackendUnavailableException("down");
+    backend.onRenew = leases -> CompletableFuture.failedFuture(down);
+    Lease lease = acquire("failing", RENEWED);
+    List<LeaseLostEvent> told = new CopyOnWriteArrayList<>();
+    lease.onLost(told::add);
+
+    clock.set(100 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !events.renewalFailed.isEmpty());
+    assertThat(events.renewalFailed.get(0).leases()).isEqualTo(1);
+    assertThat(events.renewalFailed.get(0).failure()).isSameAs(down);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(195));
+
+    clock.set(290 * MS); // retried and failed again since, still within the lease
+    clock.awaitRenewerTick();
+    assertThat(lease.state()).isEqualTo(LeaseState.VALID);
+    assertThat(told).isEmpty();
+
+    clock.set(295 * MS - 1); // the local end: 300 ms - (3 ms + 2 ms)
+    assertThat(lease.isValid()).isTrue();
+    assertThat(lease.remaining()).isEqualTo(Duration.ofNanos(1));
+    clock.set(295 * MS);
+    assertThat(lease.isValid()).isFalse();
+    assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> told.size() == 1);
+    assertThat(told.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.EXPIRED);
+    assertThat(told.get(0).fencingToken()).isEqualTo(lease.fencingToken());
+    assertThat(client.renewedLeaseCount()).isZero();
+
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(lease.release()).as("releasing a lost lease").isFalse();
+    RecordingListener.drainEventThread(client);
+    assertThat(told).hasSize(1);
+    assertThat(events.lost)
+        .extracting(LeaseLostEvent::reason)
+        .containsExactly(LeaseLostEvent.Reason.EXPIRED);
+    assertThat(events.released).isEmpty();
+  }
+
+  @Test
+  void aRenewalCallThatNeverAnswersFailsAfterAThirdOfTheLease() {
+    backend.onRenew = leases -> new CompletableFuture<>();
+    Lease lease = acquire("silent", RENEWED);
+
+    clock.set(100 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !events.renewalFailed.isEmpty());
+    RuntimeException failure = events.renewalFailed.get(0).failure();
+    assertThat(failure).isInstanceOf(BackendUnavailableException.class);
+    // The bound is min(operation timeout 5 s, lease / 3, time to the lease's local end) = 100 ms;
+    // the message gives the time left of it when BackendCalls.await last waited (rounded down).
+    assertThat(failure.getMessage())
+        .contains("renew 1 lease(s)")
+        .containsPattern("within (99|100) ms");
+    assertThat(lease.isValid()).isTrue();
+  }
+
+  @Test
+  void aRenewalAnswerThatSaysALeaseIsGoneMarksItTakenOver_andKeepsTheOthers() {
+    backend.onRenew =
+        leases ->
+            CompletableFuture.completedFuture(
+                leases.stream()
+                    .filter(l -> l.lockName().equals("gone"))
+                    .collect(Collectors.toSet()));
+    Lease kept = acquire("kept", RENEWED);
+    Lease gone = acquire("gone", RENEWED);
+    List<LeaseLostEvent> told = new CopyOnWriteArrayList<>();
+    gone.onLost(told::add);
+    kept.onLost(told::add);
+
+    clock.set(100 * MS);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> told.size() == 1 && renewedAt(kept, 100 * MS));
+
+    assertThat(backend.renewals).hasSize(1);
+    assertThat(told.get(0).lockName()).isEqualTo("gone");
+    assertThat(told.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.TAKEN_OVER);
+    assertThat(gone.state()).isEqualTo(LeaseState.LOST);
+    assertThat(kept.state()).isEqualTo(LeaseState.VALID);
+    assertThat(grant(kept).validUntilNanos()).isEqualTo(100 * MS + 295 * MS);
+    assertThat(grant(gone).validUntilNanos()).as("not extended").isEqualTo(295 * MS);
+    assertThat(client.renewedLeaseCount()).isEqualTo(1);
+
+    assertThat(gone.release()).isFalse();
+    assertThat(kept.release()).isTrue();
   }
 }
