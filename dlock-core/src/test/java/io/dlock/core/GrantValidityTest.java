@@ -90,7 +90,9 @@ class GrantValidityTest {
 
   @Test
   void aGrantThatArrivesAfterItsLocalEndIsReleasedAndRefused() {
-    LockOptions shortest = LockOptions.defaults().withRenewedLease(Duration.ofMillis(100));
+    // A fixed lease: a renewal (the renewer runs on its own thread, at real-time ticks) would move
+    // the validity measured below.
+    LockOptions shortest = LockOptions.defaults().withFixedLease(Duration.ofMillis(100));
     answerAfter(Duration.ofMillis(97)); // exactly the local end: 100 ms - (1 ms + 2 ms)
 
     assertThatThrownBy(() -> client.lock("late", shortest).tryAcquire())
