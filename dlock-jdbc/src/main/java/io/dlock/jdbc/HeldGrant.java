@@ -34,8 +34,8 @@ final class HeldGrant {
 
   /**
    * The trust horizon the server's bounds on this session cover now (see {@link
-   * HeldLocks#horizonMillis}); raised, never lowered, when a re-entry brings a longer lease. Under
-   * {@link #io}.
+   * GrantConnections#horizonMillis}); raised, never lowered, when a re-entry brings a longer lease.
+   * Under {@link #io}.
    */
   long boundMillis;
 
@@ -82,6 +82,14 @@ final class HeldGrant {
     long end = clock.nanoTime() + leaseNanos;
     if (end - leaseEndNanos > 0) {
       leaseEndNanos = end;
+    }
+  }
+
+  /** Cancels the check of the lease end, if one is scheduled. */
+  void cancelEndCheck() {
+    ScheduledFuture<?> check = endCheck;
+    if (check != null) {
+      check.cancel(false);
     }
   }
 

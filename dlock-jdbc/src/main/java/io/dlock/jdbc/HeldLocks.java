@@ -14,16 +14,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +47,11 @@ import org.slf4j.LoggerFactory;
  * BackendEvents#leaseLost}. If the database cannot be reached, nothing is certain (a partition may
  * leave the session alive on the server for a while): renewals fail and the core lets the lease run
  * out, as with any backend.
+ *
+ * <p>This class keeps the held grants and runs the primitives on them. {@link HeldLockWatch} times
+ * the lease end and the heartbeat; {@link GrantConnections} does the I/O on a grant's connection
+ * besides its lock; {@link LossReports} tells the holds of a loss; {@link GrantRecords} keeps the
+ * grant records.
  */
 final class HeldLocks implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HeldLocks.class);
@@ -71,14 +71,13 @@ final class HeldLocks implements AutoCloseable {
   private final Connections connections;
   private final GrantRecords records;
   private final ThreadPoolExecutor io;
-  private final int networkTimeoutMillis;
-  private final ScheduledExecutorService timer;
   private final Semaphore slots;
   private final int maxHeldLocks;
-  private final long heartbeatNanos;
   private final Duration retryBound;
   private final ConcurrentHashMap<String, HeldGrant> holdings = new ConcurrentHashMap<>();
-  private volatile @Nullable BackendEvents events;
+  private final GrantConnections grants;
+  private final LossReports reports;
+  private final HeldLockWatch watch;
 
   /** The client's clock, from {@link #useClock}; every lease end here is read on it. */
   private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
@@ -93,7 +92,6 @@ final class HeldLocks implements AutoCloseable {
     this.statements = statements;
     this.connections = connections;
     this.records = new GrantRecords(statements, connections);
-    this.networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, networkTimeout.toMillis());
     AtomicInteger ioThreads = new AtomicInteger();
     // Unbounded in threads but not in time: each task does I/O on one grant connection, bounded by
     // its network timeout, and there are at most a few tasks per held lock.
@@ -111,23 +109,22 @@ final class HeldLocks implements AutoCloseable {
             });
     this.maxHeldLocks = maxHeldLocks;
     this.slots = new Semaphore(maxHeldLocks);
-    this.heartbeatNanos = heartbeatInterval.toNanos();
     this.retryBound = heartbeatInterval;
-    ScheduledThreadPoolExecutor stpe =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, threadName);
-              t.setDaemon(true);
-              return t;
-            });
-    stpe.setRemoveOnCancelPolicy(true);
-    this.timer = stpe;
-    // Ticks at half the interval, and a connection is checked once it was last confirmed half an
-    // interval ago: so every held connection runs a statement at least once per interval (plus the
-    // statement's own time), well inside the server's idle limit of lease + interval + 1 s.
-    timer.scheduleWithFixedDelay(
-        this::heartbeatTick, heartbeatNanos / 2, heartbeatNanos / 2, TimeUnit.NANOSECONDS);
+    this.grants =
+        new GrantConnections(statements, slots, networkTimeout, heartbeatInterval, () -> clock);
+    this.reports = new LossReports(statements);
+    this.watch =
+        new HeldLockWatch(
+            holdings,
+            statements,
+            connections,
+            records,
+            grants,
+            reports,
+            io,
+            () -> clock,
+            heartbeatInterval,
+            threadName);
   }
 
   /** Called when the backend starts, before any grant: lease ends are measured on {@code clock}. */
@@ -136,7 +133,7 @@ final class HeldLocks implements AutoCloseable {
   }
 
   void bindEvents(BackendEvents events) {
-    this.events = events;
+    reports.bindEvents(events);
   }
 
   // ---- the primitives ---------------------------------------------------------------------
@@ -162,8 +159,8 @@ final class HeldLocks implements AutoCloseable {
           }
           // Re-entry is a round trip, as on a lease row: only a grant the database still holds
           // (its connection answers) may be entered again; a dead one is replaced by a new grant.
-          if (confirm(current, leaseMillis)
-              && coverLease(current, leaseMillis)
+          if (grants.confirm(current, leaseMillis)
+              && grants.coverLease(current, leaseMillis)
               && recordLeaseOrMarkDead(current, leaseMillis, name)) {
             if (countsHolds) {
               current.holds++; // a grant owner asking again is a repeat and adds no hold
@@ -177,7 +174,7 @@ final class HeldLocks implements AutoCloseable {
           // ran out; the loss is reported once this request is answered (below), then the record
           // is cleared, and the owner is granted at its next attempt. A new grant (the record ran
           // out) replaces the dead one, and the core tells its holds (TAKEN_OVER).
-          if (claimReport(current)) {
+          if (reports.claimReport(current)) {
             deadHold = current;
           }
         }
@@ -187,7 +184,7 @@ final class HeldLocks implements AutoCloseable {
     }
     if (!slots.tryAcquire()) {
       if (deadHold != null) {
-        sendLost(deadHold);
+        reports.sendLost(deadHold);
       }
       throw new BackendUnavailableException(
           "this client already holds "
@@ -206,11 +203,11 @@ final class HeldLocks implements AutoCloseable {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      poolNetworkTimeout = boundSocket(c);
+      poolNetworkTimeout = grants.boundSocket(c);
       // The database ends the session by itself once it idled past the lease (plus the margin):
       // a live holder is never idle that long (renewals and heartbeats run statements on it).
       HeldLockStatements.Granted granted =
-          statements.lock(c, name, owner, holder, leaseMillis, horizonMillis(leaseMillis));
+          statements.lock(c, name, owner, holder, leaseMillis, grants.horizonMillis(leaseMillis));
       if (granted == null) {
         clean = true;
         // The database frees a lock silently when its holder's connection dies: re-check at least
@@ -233,26 +230,27 @@ final class HeldLocks implements AutoCloseable {
               clock,
               connections,
               slots);
-      fresh.boundMillis = horizonMillis(leaseMillis);
+      fresh.boundMillis = grants.horizonMillis(leaseMillis);
       HeldGrant stale = holdings.put(name, fresh);
       if (stale != null) {
         log.debug("Replaced the dead hold of '{}' by a new grant", name);
       }
-      scheduleEndCheck(fresh);
+      watch.scheduleEndCheck(fresh);
       kept = true;
       return new AcquireResult.Granted(granted.token(), 1);
     } finally {
       if (!kept) {
         if (c != null) {
           if (clean) {
-            giveBack(c, poolNetworkTimeout); // nothing held on it: back to the pool
+            // nothing held on it: back to the pool
+            GrantConnections.giveBack(c, poolNetworkTimeout);
           } else {
             connections.discard(c); // whatever it may hold is freed with it
           }
         }
         slots.release();
         if (deadHold != null) {
-          sendLost(deadHold);
+          reports.sendLost(deadHold);
           // its holds are told: its record need not hold the lock any more
           records.clearRecord(deadHold);
         }
@@ -295,7 +293,7 @@ final class HeldLocks implements AutoCloseable {
       if (!h.dead && h.holds > 1) {
         long leftMillis =
             Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - clock.nanoTime()));
-        if (confirm(h, leftMillis)) {
+        if (grants.confirm(h, leftMillis)) {
           h.holds--;
           return ReleaseResult.STILL_HELD;
         }
@@ -303,7 +301,7 @@ final class HeldLocks implements AutoCloseable {
       h.releasing = true;
       h.released = true;
       holdings.remove(name, h);
-      cancelEndCheck(h);
+      h.cancelEndCheck();
       if (h.dead) {
         return goneUnlessUnreachable(h);
       }
@@ -318,26 +316,10 @@ final class HeldLocks implements AutoCloseable {
       }
       // Released: whatever fails from here on, the lock is free (a listener told otherwise would
       // hear TAKEN_OVER of a release that worked).
-      giveBackUnbound(h);
+      grants.giveBackUnbound(h);
       return ReleaseResult.RELEASED;
     } finally {
       h.io.unlock();
-    }
-  }
-
-  /**
-   * After the unlock of {@code h}: undoes the session's settings and gives the connection back to
-   * the pool, or discards it if that fails (its settings are unknown). Under {@code h.io}.
-   */
-  private void giveBackUnbound(HeldGrant h) {
-    try {
-      statements.unbound(h.connection);
-      h.slotHeld = false;
-      slots.release();
-      giveBack(h.connection, h.poolNetworkTimeout); // nothing held on it any more
-    } catch (SQLException e) {
-      log.debug("Released '{}', but could not undo its session settings: {}", h.name, e.toString());
-      h.dropConnection();
     }
   }
 
@@ -352,7 +334,7 @@ final class HeldLocks implements AutoCloseable {
         records.clearRecord(h); // the hold released here was the last
       } else if (!h.reported) {
         h.reported = true; // the other holds of its owner id: told before the record is cleared
-        sendLost(h);
+        reports.sendLost(h);
         records.clearRecord(h);
       } // else another thread tells them, and clears the record then
       return ReleaseResult.NOT_HELD; // the database ended the session and freed the lock
@@ -396,7 +378,7 @@ final class HeldLocks implements AutoCloseable {
             }
             continue;
           } catch (SQLException e) {
-            markDead(h, e);
+            grants.markDead(h, e);
           }
         }
       } finally {
@@ -406,7 +388,7 @@ final class HeldLocks implements AutoCloseable {
         reachable = connections.reachable();
       }
       if (reachable) {
-        if (records.recordStillTheGrants(h) && report(h)) {
+        if (records.recordStillTheGrants(h) && reports.report(h)) {
           // The server ended the session (a restart, a kill, a timeout): the holder is told here,
           // before its record is cleared and so lets another client have the lock. A record
           // cleared by someone else (a forced release) is a take-over, which the core reports.
@@ -453,85 +435,6 @@ final class HeldLocks implements AutoCloseable {
   private static final long RENEW_LOCK_POLL_MILLIS = 10;
 
   /**
-   * How long after its last statement the client may still trust a lease of {@code leaseMillis}
-   * (the lease counts from when a grant or renewal was sent), plus a margin of the heartbeat
-   * interval and 1 s: every bound the server puts on the holding session (idle timeout, keepalive,
-   * {@code tcp_user_timeout}, {@code wait_timeout}) is at least this, so that the client always
-   * stops trusting its lease before the server frees the lock; and the heartbeat keeps a live
-   * holder's connection busier than that.
-   */
-  long horizonMillis(long leaseMillis) {
-    return leaseMillis + TimeUnit.NANOSECONDS.toMillis(heartbeatNanos) + IDLE_MARGIN_MILLIS;
-  }
-
-  /**
-   * Raises the server's bounds on {@code h}'s session when a re-entry brings a longer lease than
-   * they cover (the first hold's lease set them). Under {@code h.io}.
-   *
-   * @return false if the connection is dead (marked so)
-   */
-  private boolean coverLease(HeldGrant h, long leaseMillis) {
-    long horizon = horizonMillis(leaseMillis);
-    if (horizon <= h.boundMillis) {
-      return true;
-    }
-    try {
-      statements.raiseBounds(h.connection, horizon);
-      h.boundMillis = horizon;
-      return true;
-    } catch (SQLException e) {
-      markDead(h, e);
-      return false;
-    }
-  }
-
-  static final long IDLE_MARGIN_MILLIS = 1000;
-
-  /**
-   * Sets the grant connection's network timeout, so that no read on it waits past that on a silent
-   * network (a stuck unlock or heartbeat fails, and the connection is closed). Drivers without one
-   * (H2 in process) have no network to wait on.
-   *
-   * @return the timeout to restore before the connection goes back to the pool
-   */
-  private int boundSocket(Connection c) {
-    try {
-      int before = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis);
-      return before;
-    } catch (SQLException | UnsupportedOperationException e) {
-      log.debug("The driver has no network timeout: {}", e.toString());
-      return 0;
-    }
-  }
-
-  /** Back to the pool, with the pool's network timeout. */
-  private static void giveBack(Connection c, int poolNetworkTimeout) throws SQLException {
-    try {
-      c.setNetworkTimeout(Runnable::run, poolNetworkTimeout);
-    } catch (SQLException | UnsupportedOperationException e) {
-      // no network timeout to restore
-    }
-    c.close();
-  }
-
-  /**
-   * Whether the grant's connection answers a heartbeat now (so the database still holds its lock);
-   * marks it dead if not. Under {@code h.io}.
-   */
-  private boolean confirm(HeldGrant h, long leaseMillis) {
-    long sentAt = clock.nanoTime();
-    try {
-      statements.heartbeat(h.connection, h.name, h.owner, h.token, leaseMillis);
-      h.confirmedNanos = sentAt;
-      return true;
-    } catch (SQLException e) {
-      markDead(h, e);
-      return false;
-    }
-  }
-
-  /**
    * {@link GrantRecords#recordLease}, marking {@code h} dead if the record is not the grant's.
    *
    * @throws SQLException if the record could not be confirmed: the grant lives, and the re-entry
@@ -543,7 +446,7 @@ final class HeldLocks implements AutoCloseable {
     try {
       recorded = records.recordLease(h, leaseMillis);
     } catch (SQLException e) {
-      markDead(h, e);
+      grants.markDead(h, e);
       return false;
     }
     if (!recorded) {
@@ -553,174 +456,15 @@ final class HeldLocks implements AutoCloseable {
     return true;
   }
 
-  private void markDead(HeldGrant h, Exception cause) {
-    if (!h.dead) {
-      h.dead = true;
-      log.debug("The connection holding '{}' is dead: {}", h.name, cause.toString());
-      h.dropConnection();
-      cancelEndCheck(h);
-    }
-  }
-
-  // ---- lease end and heartbeat --------------------------------------------------------------
-
-  private void scheduleEndCheck(HeldGrant h) {
-    long delay = Math.max(0, h.leaseEndNanos - clock.nanoTime());
-    try {
-      h.endCheck = timer.schedule(() -> runOnExecutor(() -> endIfRunOut(h)), delay, NANOS);
-    } catch (RejectedExecutionException e) {
-      // closing
-    }
-  }
-
-  private static final TimeUnit NANOS = TimeUnit.NANOSECONDS;
-
-  private void cancelEndCheck(HeldGrant h) {
-    ScheduledFuture<?> check = h.endCheck;
-    if (check != null) {
-      check.cancel(false);
-    }
-  }
-
-  /** Releases a lock whose lease ran out without renewal, as a lease row would expire. */
-  private void endIfRunOut(HeldGrant h) {
-    h.io.lock();
-    try {
-      if (h.released || h.dead) {
-        return;
-      }
-      if (h.leaseEndNanos - clock.nanoTime() > 0) {
-        scheduleEndCheck(h); // renewed meanwhile
-        return;
-      }
-      h.releasing = true;
-      h.released = true;
-      holdings.remove(h.name, h);
-      try {
-        statements.unlock(h.connection, h.name, h.owner, h.token);
-      } catch (SQLException e) {
-        h.dropConnection(); // closing the connection frees the lock on the server
-        return;
-      }
-      giveBackUnbound(h);
-      log.debug("The lease of '{}' ran out without renewal; released it", h.name);
-    } finally {
-      h.io.unlock();
-    }
-  }
-
-  private void heartbeatTick() {
-    long now = clock.nanoTime();
-    for (HeldGrant h : holdings.values()) {
-      // Every connection that nothing confirmed for half an interval, renewed or not: a renewal
-      // interval may be far longer than the server's idle limit of the grant's first (shortest)
-      // hold, and the server must never find a live holder idle. Dead connections are reported,
-      // except under renewal, whose next renewal reports them (as the lock taken over).
-      boolean due =
-          h.dead ? !h.reported && !h.renewed : now - h.confirmedNanos >= heartbeatNanos / 2;
-      if (due && !h.released && h.checking.compareAndSet(false, true)) {
-        runOnExecutor(
-            () -> {
-              try {
-                check(h);
-              } finally {
-                h.checking.set(false);
-              }
-            });
-      }
-    }
-  }
-
-  /** Checks one lock's connection; reports the lease lost if the database freed it. */
-  private void check(HeldGrant h) {
-    h.io.lock();
-    try {
-      if (h.released) {
-        return;
-      }
-      if (!h.dead) {
-        long sentAt = clock.nanoTime();
-        long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(h.leaseEndNanos - sentAt));
-        try {
-          statements.heartbeat(h.connection, h.name, h.owner, h.token, leftMillis);
-          h.confirmedNanos = sentAt;
-          return;
-        } catch (SQLException e) {
-          markDead(h, e);
-        }
-      }
-    } finally {
-      h.io.unlock();
-    }
-    if (!h.renewed && connections.reachable() && report(h)) {
-      records.clearRecord(h); // the holds are told: the record need not hold the lock any more
-    }
-    // Unreachable: the next tick asks again; the core ends the lease when it runs out.
-  }
-
-  /**
-   * Tells the holds of {@code h} that it is lost, unless that was done or is being done.
-   *
-   * @return whether this call told them (and so may clear the record)
-   */
-  private boolean report(HeldGrant h) {
-    if (claimReport(h)) {
-      sendLost(h);
-      return true;
-    }
-    return false;
-  }
-
-  /** Whether the loss of {@code h} is still to be reported; the caller then reports it, once. */
-  private boolean claimReport(HeldGrant h) {
-    h.io.lock();
-    try {
-      if (h.reported || h.released) {
-        return false;
-      }
-      h.reported = true;
-      return true;
-    } finally {
-      h.io.unlock();
-    }
-  }
-
-  private void sendLost(HeldGrant h) {
-    BackendEvents sink = events;
-    if (sink != null) {
-      sink.leaseLost(
-          h.name,
-          h.owner,
-          "the database ended the connection holding the "
-              + statements.mode()
-              + " lock (killed, timed out or restarted) and so freed the lock");
-    }
-  }
-
   /** Where release and the checks of held connections run, apart from the backend's calls. */
   Executor ioExecutor() {
     return io;
   }
 
-  private void runOnExecutor(Runnable task) {
-    try {
-      io.execute(
-          () -> {
-            try {
-              task.run();
-            } catch (RuntimeException e) {
-              log.warn("A held-lock check failed: {}", e.toString());
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      // closing
-    }
-  }
-
   /** Stops the timers and closes what is still held (the core released the live locks first). */
   @Override
   public void close() {
-    timer.shutdownNow();
+    watch.close();
     io.shutdown();
     for (HeldGrant h : holdings.values()) {
       h.io.lock();

@@ -1,13 +1,11 @@
 package io.dlock.jdbc;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
-import io.dlock.spi.Failures;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockAdministration;
@@ -17,32 +15,18 @@ import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
 import io.dlock.spi.SessionBoundHolds;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The JDBC {@link LockBackend}. In {@link JdbcLockMode#LEASE_ROW} mode every primitive is one
@@ -62,24 +46,16 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcLockBackend
     implements LockBackend, ReleaseSignals, SessionBoundHolds, LockAdministration {
-  private static final Logger log = LoggerFactory.getLogger(JdbcLockBackend.class);
   private static final AtomicInteger IDS = new AtomicInteger();
-  private static final int RENEW_BATCH = 500;
 
   private final JdbcLockSettings settings;
   private final DataSource dataSource;
   private final @Nullable HikariDataSource ownPool;
   private final LockStatements statements;
-  private final ExecutorService executor;
+  private final JdbcCalls calls;
   private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
   private final @Nullable PostgresReleaseSignals signals;
-  private final @Nullable HeldLockStatements heldStatements;
-  private final @Nullable HeldLocks heldLocks;
-  private final AtomicBoolean closed = new AtomicBoolean();
-  private final PooledConnections pooled = new PooledConnections();
-
-  /** Lease rows: releases of per-grant ({@code t:}) owners asked for and not yet answered. */
-  private final Set<String> pendingReleases = ConcurrentHashMap.newKeySet();
+  private final ModeLocks locks;
 
   private JdbcLockBackend(
       JdbcLockSettings settings,
@@ -92,22 +68,9 @@ public final class JdbcLockBackend
     this.dataSource = dataSource;
     this.ownPool = ownPool;
     this.statements = statements;
-    this.heldStatements = heldStatements;
     int id = IDS.incrementAndGet();
-    AtomicInteger threads = new AtomicInteger();
-    this.executor =
-        new ThreadPoolExecutor(
-            settings.maxConcurrentCalls(),
-            settings.maxConcurrentCalls(),
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            r -> {
-              Thread t = new Thread(r, "dlock-jdbc-" + id + "-call-" + threads.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
+    this.calls = new JdbcCalls(settings, dataSource, statements, "dlock-jdbc-" + id);
+    PooledConnections pooled = new PooledConnections(dataSource, settings);
     Optional<String> channel = dialect.releaseChannel(settings.table());
     this.signals =
         channel.isPresent()
@@ -119,86 +82,11 @@ public final class JdbcLockBackend
                 pooled::discard,
                 "dlock-jdbc-" + id + "-signals")
             : null;
-    this.heldLocks =
+    this.locks =
         heldStatements == null
-            ? null
-            : new HeldLocks(
-                heldStatements,
-                pooled,
-                networkTimeout(settings),
-                settings.maxHeldLocks(),
-                settings.heartbeatInterval(),
-                "dlock-jdbc-" + id + "-heartbeat");
-  }
-
-  /**
-   * The network timeout of a grant connection: past the statement timeout (every statement on it is
-   * short: a try-lock, a heartbeat, an unlock), so only a silent socket reaches it.
-   */
-  static Duration networkTimeout(JdbcLockSettings settings) {
-    return settings.statementTimeout().plusSeconds(1);
-  }
-
-  /** Connections for held locks: from the pool, discarded physically, probed apart from it. */
-  private final class PooledConnections implements HeldLocks.Connections {
-    @Override
-    public Connection open() throws SQLException {
-      return dataSource.getConnection();
-    }
-
-    @Override
-    public void discard(Connection c) {
-      if (dataSource instanceof HikariDataSource hikari) {
-        hikari.evictConnection(c); // closes the physical connection now
-        return;
-      }
-      try {
-        c.abort(Runnable::run);
-      } catch (SQLException | RuntimeException e) {
-        log.debug("abort of a held-lock connection failed: {}", e.toString());
-      }
-      try {
-        c.close();
-      } catch (SQLException e) {
-        log.debug("close of a held-lock connection failed: {}", e.toString());
-      }
-    }
-
-    @Override
-    public boolean reachable() {
-      int seconds = (int) Math.max(1, settings.connectTimeout().toSeconds());
-      String url = settings.url();
-      try (Connection c =
-          url != null
-              ? java.sql.DriverManager.getConnection(url, probeProperties(settings))
-              : dataSource.getConnection()) {
-        return c.isValid(seconds);
-      } catch (SQLException e) {
-        return false;
-      }
-    }
-  }
-
-  /** Driver properties for a connection outside the pool, bounded like the pool's. */
-  private static java.util.Properties probeProperties(JdbcLockSettings settings) {
-    java.util.Properties props = new java.util.Properties();
-    String user = settings.username();
-    char[] password = settings.password();
-    if (user != null && password != null) {
-      props.setProperty("user", user);
-      props.setProperty("password", new String(password));
-    }
-    long connectMillis = settings.connectTimeout().toMillis();
-    String url = String.valueOf(settings.url());
-    String seconds = Long.toString(Math.max(1, (connectMillis + 999) / 1000));
-    if (url.startsWith("jdbc:postgresql:")) {
-      props.setProperty("connectTimeout", seconds);
-      props.setProperty("loginTimeout", seconds);
-      props.setProperty("tcpKeepAlive", "true");
-    } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
-      props.setProperty("connectTimeout", Long.toString(connectMillis));
-    }
-    return props;
+            ? new LeaseRowLocks(statements, calls)
+            : new ConnectionBoundLocks(
+                heldStatements, pooled, settings, "dlock-jdbc-" + id + "-heartbeat", calls);
   }
 
   /** The statements of a connection-bound mode on this dialect; none for lease rows. */
@@ -226,7 +114,7 @@ public final class JdbcLockBackend
     HikariDataSource ownPool = null;
     DataSource dataSource = settings.dataSource();
     if (dataSource == null) {
-      ownPool = pool(settings);
+      ownPool = PooledConnections.pool(settings, "dlock-jdbc-" + IDS.get());
       dataSource = ownPool;
     }
     try (Connection c = dataSource.getConnection()) {
@@ -239,14 +127,14 @@ public final class JdbcLockBackend
       HeldLockStatements held = heldStatementsFor(settings, dialect, c);
       if (settings.createSchema()) {
         try {
-          probe(c, statements, held);
+          JdbcSchema.probe(c, statements, held);
         } catch (LockStatements.SchemaProblem missing) {
           // Only then: DDL takes exclusive metadata locks, which wait for every open transaction
           // on the tables (a row lock held by another client, on MariaDB).
-          createSchema(c, statements);
+          JdbcSchema.createSchema(c, statements);
         }
       }
-      probe(c, statements, held);
+      JdbcSchema.probe(c, statements, held);
       return new JdbcLockBackend(settings, dataSource, ownPool, dialect, statements, held);
     } catch (SQLException e) {
       closeQuietly(ownPool);
@@ -254,7 +142,7 @@ public final class JdbcLockBackend
           "Cannot connect to the lock database at "
               + settings.describeTarget()
               + ": "
-              + describe(e),
+              + JdbcCalls.describe(e),
           e);
     } catch (LockStatements.SchemaProblem e) {
       closeQuietly(ownPool);
@@ -265,123 +153,6 @@ public final class JdbcLockBackend
       closeQuietly(ownPool);
       throw e;
     }
-  }
-
-  private static HikariDataSource pool(JdbcLockSettings settings) {
-    HikariConfig config = new HikariConfig();
-    config.setPoolName("dlock-jdbc-" + IDS.get());
-    config.setJdbcUrl(settings.url());
-    String user = settings.username();
-    char[] password = settings.password();
-    if (user != null && password != null) {
-      config.setUsername(user);
-      config.setPassword(new String(password));
-    }
-    long connectMillis = settings.connectTimeout().toMillis();
-    // One connection per concurrent call, plus one for PostgreSQL's LISTEN, plus one per held lock
-    // in the connection-bound modes.
-    config.setMaximumPoolSize(
-        settings.maxConcurrentCalls()
-            + 1
-            + (settings.mode() == JdbcLockMode.LEASE_ROW ? 0 : settings.maxHeldLocks()));
-    // Connection-bound modes take a connection per grant (and row mode a second one to record
-    // it): keep some ready, so that a grant does not wait for a new connection to open.
-    config.setMinimumIdle(
-        settings.mode() == JdbcLockMode.LEASE_ROW ? 1 : settings.maxConcurrentCalls() + 1);
-    config.setConnectionTimeout(connectMillis);
-    config.setValidationTimeout(Math.max(250, Math.min(connectMillis, 5000)));
-    // Fail at once when the database cannot be reached at start, instead of retrying in the pool.
-    config.setInitializationFailTimeout(1);
-    config.setAutoCommit(true);
-    String url = String.valueOf(settings.url());
-    int connectSeconds = (int) Math.max(1, (connectMillis + 999) / 1000);
-    if (url.startsWith("jdbc:postgresql:")) {
-      config.addDataSourceProperty("connectTimeout", Integer.toString(connectSeconds));
-      config.addDataSourceProperty("loginTimeout", Integer.toString(connectSeconds));
-      // The client notices a dead server or network; the server's side is set per grant.
-      config.addDataSourceProperty("tcpKeepAlive", "true");
-    } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
-      config.addDataSourceProperty("connectTimeout", Long.toString(connectMillis));
-    }
-    try {
-      return new HikariDataSource(config);
-    } catch (RuntimeException e) {
-      throw new BackendUnavailableException(
-          "Cannot connect to the lock database at "
-              + settings.describeTarget()
-              + ": "
-              + Failures.describe(e),
-          e);
-    }
-  }
-
-  private static void probe(
-      Connection c, LockStatements statements, @Nullable HeldLockStatements held)
-      throws LockStatements.SchemaProblem, SQLException {
-    statements.probe(c);
-    if (held != null) {
-      for (String probe : held.probes()) {
-        statements.probeStep(c, probe, "use", "SELECT, INSERT, UPDATE, DELETE");
-      }
-    }
-  }
-
-  private static void createSchema(Connection c, LockStatements statements)
-      throws SQLException, LockStatements.SchemaProblem {
-    for (String resource : statements.schemaResources()) {
-      String ddl = schemaDdl(resource, statements.table);
-      try (Statement st = c.createStatement()) {
-        st.setQueryTimeout(statements.queryTimeoutSeconds);
-        // Comments first: they may contain semicolons.
-        for (String sql : stripComments(ddl).split(";")) {
-          String trimmed = sql.trim();
-          if (trimmed.isBlank()) {
-            continue;
-          }
-          try {
-            st.execute(trimmed);
-          } catch (SQLException e) {
-            String state = String.valueOf(e.getSQLState());
-            if (!state.equals("23505") && !state.equals("42P07") && !state.equals("42701")) {
-              throw e;
-            }
-            // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not
-            // atomic): it exists now, which is all this step wants.
-          }
-        }
-      } catch (SQLException e) {
-        throw new LockStatements.SchemaProblem(
-            "cannot create the lock table '"
-                + statements.table
-                + "' (createSchema is on): "
-                + e.getMessage()
-                + "; create it with the DDL in "
-                + String.join(" then ", statements.schemaResources())
-                + " as a user with DDL rights, and turn createSchema off",
-            e);
-      }
-    }
-  }
-
-  /** The DDL of a dialect's schema resource for this table. */
-  static String schemaDdl(String resource, String table) {
-    try (InputStream in = JdbcLockBackend.class.getClassLoader().getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException("missing resource " + resource);
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("${table}", table);
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot read " + resource, e);
-    }
-  }
-
-  private static String stripComments(String sql) {
-    StringBuilder out = new StringBuilder();
-    for (String line : sql.split("\n")) {
-      int comment = line.indexOf("--");
-      out.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
-    }
-    return out.toString().trim();
   }
 
   /** The numbers of the backend's own pool (null with an application's data source); for tests. */
@@ -409,10 +180,7 @@ public final class JdbcLockBackend
 
   @Override
   public void start(BackendContext context) {
-    HeldLocks held = heldLocks;
-    if (held != null) {
-      held.useClock(context.clock());
-    }
+    locks.start(context);
   }
 
   /** The mode in use. */
@@ -425,58 +193,13 @@ public final class JdbcLockBackend
       String lockName, LockOwner lockOwner, Duration lease) {
     // On the caller's thread: the holder is the thread that acquires, not the executor's.
     String holder = HolderDescription.of(lockOwner);
-    String owner = lockOwner.key();
-    boolean countsHolds = lockOwner.countsHolds();
-    HeldLocks held = heldLocks;
-    if (held != null) {
-      return run(
-          "acquire '" + lockName + "'",
-          () -> held.tryAcquire(lockName, owner, countsHolds, lease.toMillis(), holder));
-    }
-    if (!countsHolds && pendingReleases.contains(releaseKey(lockName, owner))) {
-      // The same per-grant owner asks again while its release has not been answered (the core
-      // undid a grant whose request saw its session lost, and retries): re-entering the row now
-      // would hand out the grant that the pending release then deletes. It is held until then.
-      return CompletableFuture.completedFuture(new AcquireResult.Held(RELEASE_PENDING_RETRY));
-    }
-    return call(
-        "acquire '" + lockName + "'",
-        c -> statements.acquire(c, lockName, owner, countsHolds, holder, lease.toMillis()));
-  }
-
-  private static final Duration RELEASE_PENDING_RETRY = Duration.ofMillis(20);
-
-  private static String releaseKey(String lockName, String owner) {
-    return lockName + '\u0000' + owner;
+    return locks.tryAcquire(lockName, lockOwner, lease, holder);
   }
 
   @Override
   public CompletableFuture<ReleaseResult> release(
       String lockName, LockOwner lockOwner, long fencingToken) {
-    String owner = lockOwner.key();
-    HeldLocks held = heldLocks;
-    if (held != null) {
-      held.releaseRequested(lockName, owner, lockOwner.countsHolds(), fencingToken);
-      // Not on the call executor: an unlock stuck on a silent socket (until the network timeout)
-      // must not take a thread that another holder's renewal needs.
-      return run(
-          "release '" + lockName + "'",
-          () -> held.release(lockName, owner, fencingToken),
-          held.ioExecutor());
-    }
-    if (lockOwner.countsHolds()) {
-      // An owner id's hold count lives in the row: a re-entry and a release are ordered there.
-      return call(
-          "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
-    }
-    String key = releaseKey(lockName, owner);
-    pendingReleases.add(key);
-    CompletableFuture<ReleaseResult> released =
-        call(
-            "release '" + lockName + "'",
-            c -> statements.release(c, lockName, owner, fencingToken));
-    released.whenComplete((result, failure) -> pendingReleases.remove(key));
-    return released;
+    return locks.release(lockName, lockOwner, fencingToken);
   }
 
   @Override
@@ -484,23 +207,7 @@ public final class JdbcLockBackend
     if (leases.isEmpty()) {
       return CompletableFuture.completedFuture(Set.of());
     }
-    HeldLocks held = heldLocks;
-    if (held != null) {
-      return run("renew " + leases.size() + " lease(s)", () -> held.renew(leases));
-    }
-    return call(
-        "renew " + leases.size() + " lease(s)",
-        c -> {
-          Set<HeldLease> gone = new HashSet<>();
-          for (int from = 0; from < leases.size(); from += RENEW_BATCH) {
-            List<HeldLease> batch =
-                leases.subList(from, Math.min(leases.size(), from + RENEW_BATCH));
-            for (int position : statements.renew(c, batch)) {
-              gone.add(batch.get(position));
-            }
-          }
-          return gone;
-        });
+    return locks.renew(leases);
   }
 
   @Override
@@ -526,7 +233,7 @@ public final class JdbcLockBackend
   /** The connection-bound modes (session and row locks): a lock lives in one connection. */
   @Override
   public Optional<SessionBoundHolds> sessionBoundHolds() {
-    return heldLocks != null ? Optional.of(this) : Optional.empty();
+    return locks.connectionBound() ? Optional.of(this) : Optional.empty();
   }
 
   @Override
@@ -537,15 +244,12 @@ public final class JdbcLockBackend
   /** False in the connection-bound modes: a lock belongs to the connection of one client. */
   @Override
   public boolean sharesOwnerIdsAcrossClients() {
-    return heldLocks == null;
+    return !locks.connectionBound();
   }
 
   @Override
   public void bindEvents(BackendEvents events) {
-    HeldLocks held = heldLocks;
-    if (held != null) {
-      held.bindEvents(events);
-    }
+    locks.bindEvents(events);
   }
 
   /**
@@ -556,10 +260,8 @@ public final class JdbcLockBackend
   @Override
   public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
     String like = LockStatements.likePattern(namePattern);
-    HeldLockStatements held = heldStatements;
-    return call(
-        "list locks matching '" + namePattern + "'",
-        c -> held != null ? held.inspect(c, like) : statements.inspect(c, namePattern));
+    return calls.call(
+        "list locks matching '" + namePattern + "'", c -> locks.inspect(c, namePattern, like));
   }
 
   /**
@@ -570,22 +272,8 @@ public final class JdbcLockBackend
    */
   @Override
   public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
-    HeldLockStatements held = heldStatements;
-    return call(
-        "force the release of '" + lockName + "'",
-        c -> {
-          if (held == null) {
-            return statements.forceRelease(c, lockName);
-          }
-          Optional<HeldLockStatements.Holder> holder = held.holderOf(c, lockName);
-          if (holder.isPresent()) {
-            held.endSession(c, lockName, holder.get().sessionId());
-            // Breaking the lock breaks its record too: the next grant need not wait for the
-            // recorded lease end (the holder learns of it at its next heartbeat or renewal).
-            held.clearRecord(c, lockName, holder.get().info().fencingToken());
-          }
-          return holder.map(HeldLockStatements.Holder::info);
-        });
+    return calls.call(
+        "force the release of '" + lockName + "'", c -> locks.forceRelease(c, lockName));
   }
 
   private void wakeAllWatchers() {
@@ -605,84 +293,12 @@ public final class JdbcLockBackend
     if (olderThan.isNegative()) {
       throw new IllegalArgumentException("olderThan must be zero or more, but was " + olderThan);
     }
-    return call("purge expired rows", c -> statements.purgeExpired(c, olderThan.toMillis()));
+    return calls.call("purge expired rows", c -> statements.purgeExpired(c, olderThan.toMillis()));
   }
 
   /** Deletes the row of {@code lockName}, whoever holds it: an operator's tool, and for tests. */
   CompletableFuture<Integer> deleteRow(String lockName) {
-    return call("delete '" + lockName + "'", c -> statements.delete(c, lockName));
-  }
-
-  @FunctionalInterface
-  private interface SqlWork<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  @FunctionalInterface
-  private interface SqlCall<T> {
-    T run() throws SQLException;
-  }
-
-  private <T> CompletableFuture<T> call(String operation, SqlWork<T> work) {
-    return run(
-        operation,
-        () -> {
-          try (Connection c = dataSource.getConnection()) {
-            if (!c.getAutoCommit()) {
-              c.setAutoCommit(true); // each statement is atomic on its own
-            }
-            return work.run(c);
-          }
-        });
-  }
-
-  private <T> CompletableFuture<T> run(String operation, SqlCall<T> work) {
-    return run(operation, work, executor);
-  }
-
-  private <T> CompletableFuture<T> run(
-      String operation, SqlCall<T> work, java.util.concurrent.Executor on) {
-    if (closed.get()) {
-      return CompletableFuture.failedFuture(
-          new BackendUnavailableException("The JDBC lock backend is closed: " + operation));
-    }
-    try {
-      return CompletableFuture.supplyAsync(
-          () -> {
-            try {
-              return work.run();
-            } catch (SQLException e) {
-              throw unavailable(operation, e);
-            }
-          },
-          on);
-    } catch (RejectedExecutionException e) {
-      return CompletableFuture.failedFuture(
-          new BackendUnavailableException("The JDBC lock backend is closed: " + operation, e));
-    }
-  }
-
-  private CompletionException unavailable(String operation, SQLException e) {
-    String state = String.valueOf(e.getSQLState());
-    if (!state.startsWith("08") && !state.startsWith("57") && !state.equals("null")) {
-      // The database answered with an error: a bug or a misconfiguration rather than an outage.
-      log.error("The {} database refused '{}': {}", statements.dialect(), operation, describe(e));
-    }
-    return new CompletionException(
-        new BackendUnavailableException(
-            statements.dialect()
-                + " at "
-                + settings.describeTarget()
-                + " did not complete '"
-                + operation
-                + "': "
-                + describe(e),
-            e));
-  }
-
-  private static String describe(SQLException e) {
-    return Failures.describe(e)
-        + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]");
+    return calls.call("delete '" + lockName + "'", c -> statements.delete(c, lockName));
   }
 
   private static void closeQuietly(@Nullable HikariDataSource pool) {
@@ -694,25 +310,14 @@ public final class JdbcLockBackend
   /** Stops the executor, the release signals and the backend's own pool (not a given one). */
   @Override
   public void close() {
-    if (!closed.compareAndSet(false, true)) {
+    if (!calls.refuseCalls()) {
       return;
     }
     if (signals != null) {
       signals.close();
     }
-    if (heldLocks != null) {
-      heldLocks.close();
-    }
-    executor.shutdown();
-    try {
-      if (!executor.awaitTermination(
-          settings.statementTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-        executor.shutdownNow();
-      }
-    } catch (InterruptedException e) {
-      executor.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
+    locks.close();
+    calls.stop();
     closeQuietly(ownPool);
   }
 }

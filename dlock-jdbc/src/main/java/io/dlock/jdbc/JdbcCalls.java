@@ -1,0 +1,159 @@
+package io.dlock.jdbc;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.spi.Failures;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The calls of {@link JdbcLockBackend}: each runs off the caller's thread, on the backend's small
+ * executor unless given another, so that no caller blocks. A call that fails on the database
+ * completes with {@link BackendUnavailableException} naming the operation and the SQL state; once
+ * the backend is closed, every call fails so.
+ */
+final class JdbcCalls {
+  // The logger of JdbcLockBackend, whose calls these are: the log lines keep their category.
+  private static final Logger log = LoggerFactory.getLogger(JdbcLockBackend.class);
+
+  private final JdbcLockSettings settings;
+  private final DataSource dataSource;
+  private final LockStatements statements;
+  private final ExecutorService executor;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * @param threadPrefix the executor's threads are named this, then {@code -call-} and a number
+   */
+  JdbcCalls(
+      JdbcLockSettings settings,
+      DataSource dataSource,
+      LockStatements statements,
+      String threadPrefix) {
+    this.settings = settings;
+    this.dataSource = dataSource;
+    this.statements = statements;
+    AtomicInteger threads = new AtomicInteger();
+    this.executor =
+        new ThreadPoolExecutor(
+            settings.maxConcurrentCalls(),
+            settings.maxConcurrentCalls(),
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, threadPrefix + "-call-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
+  }
+
+  @FunctionalInterface
+  interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  @FunctionalInterface
+  interface SqlCall<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs {@code work} on a pooled connection, on the backend's executor. */
+  <T> CompletableFuture<T> call(String operation, SqlWork<T> work) {
+    return run(
+        operation,
+        () -> {
+          try (Connection c = dataSource.getConnection()) {
+            if (!c.getAutoCommit()) {
+              c.setAutoCommit(true); // each statement is atomic on its own
+            }
+            return work.run(c);
+          }
+        });
+  }
+
+  /** Runs {@code work} on the backend's executor. */
+  <T> CompletableFuture<T> run(String operation, SqlCall<T> work) {
+    return run(operation, work, executor);
+  }
+
+  <T> CompletableFuture<T> run(String operation, SqlCall<T> work, Executor on) {
+    if (closed.get()) {
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException("The JDBC lock backend is closed: " + operation));
+    }
+    try {
+      return CompletableFuture.supplyAsync(
+          () -> {
+            try {
+              return work.run();
+            } catch (SQLException e) {
+              throw unavailable(operation, e);
+            }
+          },
+          on);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(
+          new BackendUnavailableException("The JDBC lock backend is closed: " + operation, e));
+    }
+  }
+
+  private CompletionException unavailable(String operation, SQLException e) {
+    String state = String.valueOf(e.getSQLState());
+    if (!state.startsWith("08") && !state.startsWith("57") && !state.equals("null")) {
+      // The database answered with an error: a bug or a misconfiguration rather than an outage.
+      log.error("The {} database refused '{}': {}", statements.dialect(), operation, describe(e));
+    }
+    return new CompletionException(
+        new BackendUnavailableException(
+            statements.dialect()
+                + " at "
+                + settings.describeTarget()
+                + " did not complete '"
+                + operation
+                + "': "
+                + describe(e),
+            e));
+  }
+
+  static String describe(SQLException e) {
+    return Failures.describe(e)
+        + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]");
+  }
+
+  /**
+   * Refuses every call from now on.
+   *
+   * @return false if that was done before
+   */
+  boolean refuseCalls() {
+    return closed.compareAndSet(false, true);
+  }
+
+  /** Stops the executor, letting the calls running finish within the statement timeout. */
+  void stop() {
+    executor.shutdown();
+    try {
+      if (!executor.awaitTermination(
+          settings.statementTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+        executor.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      executor.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}
