@@ -84,7 +84,9 @@ final class FencingCriterion implements Criterion {
       Object earlier = grantOfToken.putIfAbsent(b.token, b.grant());
       if (earlier != null && !earlier.equals(b.grant())) {
         violations++; // one token, two grants
-      } else if (earlier != null && b.acquiringAt > livesUntil(grantLife.get(b.grant()), grace)) {
+      } else if (earlier != null
+          && b.acquiringAt > livesUntil(grantLife.get(b.grant()), grace)
+          && !askedEarlierAndHeldWhenAsked(list, b)) {
         violations++; // a grant that ended was given again
       }
       long[] life = grantLife.computeIfAbsent(b.grant(), g -> new long[3]);
@@ -96,6 +98,25 @@ final class FencingCriterion implements Criterion {
       life[1] = Math.max(life[1], b.end);
     }
     return violations;
+  }
+
+  /**
+   * Whether another hold of {@code b}'s grant was asked for before {@code b} and had not ended when
+   * {@code b} was asked for: its request, in flight or answered later (a slow first answer), kept
+   * the grant on the server across its other holds' releases, so the grant never ended. (It got the
+   * same token, and a grant that ended is never given a token again, so its hold was counted while
+   * the grant lived.)
+   */
+  private static boolean askedEarlierAndHeldWhenAsked(List<Hold> list, Hold b) {
+    for (Hold other : list) {
+      if (other != b
+          && other.grant().equals(b.grant())
+          && other.acquiringAt <= b.acquiringAt
+          && other.end >= b.acquiringAt) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Until when a grant may still live on the server, given its holds so far. */

@@ -326,6 +326,22 @@ class CheckerTest {
     assertThat(result.failures()).anyMatch(f -> f.contains("not strictly increasing"));
   }
 
+  /**
+   * From a CI run (postgres-owner-id, force-release): w1's first acquisition was answered 115 ms
+   * after it was sent; meanwhile w3 joined the grant w1's request had made, released its hold and
+   * asked again. The grant lived on w1's hold throughout: no token was given again.
+   */
+  @Test
+  void aHoldAskedForBeforeTheGrantsLastReleaseAndAnsweredLate_keepsItsGrantAlive() {
+    sharedOwnerIds = true;
+    sharedHold("w1", "team-1", "a", 15, 0, 115, 200);
+    sharedHold("w3", "team-1", "a", 15, 19, 29, 81);
+    sharedHold("w3", "team-1", "a", 15, 85, 88, 140);
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.tokenViolations()).isZero();
+    assertThat(result.failures()).isEmpty();
+  }
+
   @Test
   void oneTokenForTwoOwnerIds_fails() {
     sharedOwnerIds = true;
