@@ -185,6 +185,8 @@ final class HeldLocks implements AutoCloseable {
     if (!slots.tryAcquire()) {
       if (deadHold != null) {
         reports.sendLost(deadHold);
+        // its holds are told: its record need not hold the lock any more (as below)
+        records.clearRecord(deadHold);
       }
       throw new BackendUnavailableException(
           "this client already holds "

@@ -316,8 +316,11 @@ public final class JdbcLockBackend
     if (signals != null) {
       signals.close();
     }
-    locks.close();
+    // Calls in flight first (bounded by the statement timeout): a connection-bound acquisition that
+    // is still running would otherwise store its grant after the held locks were dropped, and keep
+    // a lock and a connection nobody releases.
     calls.stop();
+    locks.close();
     closeQuietly(ownPool);
   }
 }

@@ -30,7 +30,12 @@ final class LeaseRowLocks implements ModeLocks {
   private final JdbcCalls calls;
 
   /** Releases of per-grant ({@code t:}) owners asked for and not yet answered. */
-  private final Set<String> pendingReleases = ConcurrentHashMap.newKeySet();
+  /**
+   * Releases in flight of grant owners, counted per lock and owner: two of one grant can be in
+   * flight at once (a holder's release racing the client's close), and the guard must last until
+   * the last is answered.
+   */
+  private final ConcurrentHashMap<String, Integer> pendingReleases = new ConcurrentHashMap<>();
 
   LeaseRowLocks(LockStatements statements, JdbcCalls calls) {
     this.statements = statements;
@@ -53,7 +58,7 @@ final class LeaseRowLocks implements ModeLocks {
       String lockName, LockOwner lockOwner, Duration lease, String holder) {
     String owner = lockOwner.key();
     boolean countsHolds = lockOwner.countsHolds();
-    if (!countsHolds && pendingReleases.contains(releaseKey(lockName, owner))) {
+    if (!countsHolds && pendingReleases.containsKey(releaseKey(lockName, owner))) {
       // The same per-grant owner asks again while its release has not been answered (the core
       // undid a grant whose request saw its session lost, and retries): re-entering the row now
       // would hand out the grant that the pending release then deletes. It is held until then.
@@ -78,12 +83,13 @@ final class LeaseRowLocks implements ModeLocks {
           "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
     }
     String key = releaseKey(lockName, owner);
-    pendingReleases.add(key);
+    pendingReleases.merge(key, 1, Integer::sum);
     CompletableFuture<ReleaseResult> released =
         calls.call(
             "release '" + lockName + "'",
             c -> statements.release(c, lockName, owner, fencingToken));
-    released.whenComplete((result, failure) -> pendingReleases.remove(key));
+    released.whenComplete(
+        (result, failure) -> pendingReleases.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null));
     return released;
   }
 
