@@ -147,7 +147,11 @@ public final class CoreLockClient implements LockClient {
   private LockAdministration administration() {
     if (administration == null) {
       throw new UnsupportedOperationException(
-          "The " + backend.name() + " backend cannot list or break locks (no ADMINISTRATION)");
+          "The "
+              + backend.name()
+              + " backend cannot list or break locks: its client's capabilities() lack"
+              + " ADMINISTRATION (every built-in backend has it; a backend of your own adds it by"
+              + " returning a LockAdministration from administration())");
     }
     return administration;
   }

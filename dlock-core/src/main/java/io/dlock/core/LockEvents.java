@@ -58,10 +58,8 @@ final class LockEvents implements AutoCloseable {
   }
 
   void waiting(String lockName) {
-    try {
-      listener.waiting(lockName);
-    } catch (RuntimeException | Error e) {
-      failed("waiting", lockName, e);
+    if (active()) {
+      call("waiting", lockName, () -> listener.waiting(lockName));
     }
   }
 
@@ -69,36 +67,33 @@ final class LockEvents implements AutoCloseable {
     if (!active()) {
       return;
     }
-    long now = clock.nanoTime();
+    long now = clock.nanoTime(); // one reading for both: the wait is part of the latency
     Duration latency = Duration.ofNanos(Math.max(0, now - startNanos));
     Duration waited =
         waitStartNanos == 0 ? Duration.ZERO : Duration.ofNanos(Math.max(0, now - waitStartNanos));
-    try {
-      listener.acquired(lockName, fencingToken, latency, waited);
-    } catch (RuntimeException | Error e) {
-      failed("acquired", lockName, e);
-    }
+    call("acquired", lockName, () -> listener.acquired(lockName, fencingToken, latency, waited));
   }
 
   void notAcquired(String lockName, AcquireFailure failure, long startNanos) {
-    if (!active()) {
-      return;
-    }
-    try {
-      listener.notAcquired(lockName, failure, since(startNanos));
-    } catch (RuntimeException | Error e) {
-      failed("notAcquired", lockName, e);
+    if (active()) {
+      Duration latency = since(startNanos);
+      call("notAcquired", lockName, () -> listener.notAcquired(lockName, failure, latency));
     }
   }
 
   void released(String lockName, long fencingToken, long openedNanos) {
-    if (!active()) {
-      return;
+    if (active()) {
+      Duration held = since(openedNanos);
+      call("released", lockName, () -> listener.released(lockName, fencingToken, held));
     }
+  }
+
+  /** Calls the listener on this thread; whatever it throws is logged, never passed on. */
+  private static void call(String method, String lockName, Runnable call) {
     try {
-      listener.released(lockName, fencingToken, since(openedNanos));
+      call.run();
     } catch (RuntimeException | Error e) {
-      failed("released", lockName, e);
+      failed(method, lockName, e);
     }
   }
 
@@ -116,14 +111,7 @@ final class LockEvents implements AutoCloseable {
       return;
     }
     try {
-      background.execute(
-          () -> {
-            try {
-              call.run();
-            } catch (RuntimeException | Error e) {
-              failed(method, lockName, e);
-            }
-          });
+      background.execute(() -> call(method, lockName, call));
     } catch (RejectedExecutionException e) {
       log.debug("Lock event '{}' for '{}' not reported: the client is closed", method, lockName);
     }

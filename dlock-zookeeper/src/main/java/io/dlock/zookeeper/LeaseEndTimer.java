@@ -50,7 +50,10 @@ final class LeaseEndTimer {
   void useClock(MonotonicClock clock) {
     if (!clockSet.compareAndSet(false, true)) {
       // Re-basing would move the lease ends already registered.
-      throw new IllegalStateException("The backend was started already, by another client");
+      throw new IllegalStateException(
+          "This ZooKeeper backend was started already by another client: a backend belongs to one"
+              + " client; connect one backend per client (LockClients.create closes it with the"
+              + " client)");
     }
     this.originNanos = clock.nanoTime();
     this.clock = clock;
