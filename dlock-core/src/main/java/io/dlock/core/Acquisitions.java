@@ -39,8 +39,44 @@ final class Acquisitions {
   private final LockEvents lockEvents;
   private final LeaseRenewer renewer;
 
-  /** The holder's remaining lease seen by this thread's last failed attempt. */
-  private final ThreadLocal<@Nullable Duration> lastHolderRemaining = new ThreadLocal<>();
+  /**
+   * One acquisition call: its lock and owner, its deadline, and what its last failed attempt saw. A
+   * blocking call runs it on the caller's thread ({@link #acquire}); an asynchronous one in steps
+   * ({@link AsyncAcquisition}); both through the same methods below.
+   */
+  final class Acquisition {
+    final GrantKey key;
+    final String name;
+    final LockOwner owner;
+    final LockOptions lockOptions;
+    final long waitNanos;
+    final long startedAt;
+    final Deadline deadline;
+
+    /** When the wait began on the client's clock (never 0), or 0 if it did not wait. */
+    long waitStartedAt;
+
+    /** The holder's remaining lease seen by the last failed attempt, if the backend told it. */
+    @Nullable Duration holderRemaining;
+
+    private @Nullable RetryBackoff backoff;
+    ReleaseWaiters.@Nullable Waiter waiter;
+
+    private Acquisition(GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
+      this.key = key;
+      this.name = key.lockName();
+      this.lockOptions = lockOptions;
+      this.waitNanos = waitNanos;
+      this.startedAt = startedAt;
+      this.owner = lockOptions.ownerId().map(LockOwner::ofOwnerId).orElseGet(OwnerTokens::next);
+      this.deadline = Deadline.after(clock, Duration.ofNanos(waitNanos));
+    }
+
+    boolean signalled() {
+      ReleaseWaiters.Waiter w = waiter;
+      return w != null && w.signalled;
+    }
+  }
 
   Acquisitions(
       CoreLockClient client,
@@ -91,92 +127,138 @@ final class Acquisitions {
       throw interrupted(name);
     }
     GrantKey key = GrantKey.of(name, lockOptions, holder);
-    if (lockOptions.ownerId().isEmpty()) {
-      Grant existing = client.grants().get(key);
-      if (existing != null) {
-        Lease reentered = existing.open();
-        lockEvents.acquired(name, reentered.fencingToken(), startedAt, 0);
-        return reentered;
-      }
+    Lease reentered = reenter(key, lockOptions, startedAt);
+    if (reentered != null) {
+      return reentered;
     }
-    LockOwner owner = lockOptions.ownerId().map(LockOwner::ofOwnerId).orElseGet(OwnerTokens::next);
-    Deadline deadline = Deadline.after(clock, Duration.ofNanos(waitNanos));
-
+    Acquisition a = begin(key, lockOptions, waitNanos, startedAt);
     Lease lease = null;
-    long waitStartedAt = 0;
     try {
-      lease = attempt(key, owner, lockOptions, deadline, waitNanos == 0);
+      lease = attempt(a, waitNanos == 0);
       if (lease == null && waitNanos > 0) {
-        waitStartedAt = clock.nanoTime() | 1; // never 0, which means "did not wait"
-        lockEvents.waiting(name);
-        lease = await(key, owner, lockOptions, deadline, waitNanos);
+        startWaiting(a, null);
+        awaitWatching(a);
+        while ((lease = retry(a)) == null) {
+          long park = nextWaitNanos(a);
+          if (!a.signalled() && !a.waiter.await(park)) {
+            throw interrupted(name);
+          }
+          afterWait(a);
+        }
       }
-      if (lease != null) {
-        lockEvents.acquired(name, lease.fencingToken(), startedAt, waitStartedAt);
-      }
+      acquired(a, lease);
       return lease;
     } finally {
-      if (lease == null) {
-        abandon(name, owner);
-      }
+      end(a, lease);
     }
   }
 
-  /** Waits for release signals (or backoff, or the holder's lease end) and tries again. */
-  private Lease await(
-      GrantKey key, LockOwner owner, LockOptions lockOptions, Deadline deadline, long waitNanos) {
-    String name = key.lockName();
-    Lease lease;
-    RetryBackoff backoff = signalsReleases ? null : new RetryBackoff();
-    ReleaseWaiters.Waiter waiter = waiters.join(name, owner);
-    boolean acquired = false;
-    try {
-      awaitWatching(waiter, name, deadline);
-      while (true) {
-        waiter.clearSignal();
-        lease = attempt(key, owner, lockOptions, deadline, false);
-        if (lease != null) {
-          acquired = true;
-          return lease;
-        }
-        long left = deadline.remainingNanos();
-        if (left <= 0) {
-          throw timeout(name, waitNanos);
-        }
-        long park = left;
-        if (backoff != null) {
-          park = Math.min(park, backoff.nextNanos());
-        }
-        Duration holderRemaining = lastHolderRemaining.get();
-        if (holderRemaining != null) {
-          // The holder's lease may run out without a release signal (crashed holder): retry then.
-          park = Math.min(park, holderRemaining.toNanos() + 1_000_000L);
-        }
-        if (!waiter.signalled && !waiter.await(park)) {
-          throw interrupted(name);
-        }
-        if (deadline.passed() && !waiter.signalled) {
-          throw timeout(name, waitNanos);
-        }
-      }
-    } finally {
-      lastHolderRemaining.remove();
-      waiters.leave(waiter, acquired);
+  /** A lease on a grant that this holder has already (reentry, no server call), or null. */
+  @Nullable Lease reenter(GrantKey key, LockOptions lockOptions, long startedAt) {
+    if (lockOptions.ownerId().isPresent()) {
+      return null; // the server counts owner-id holds
+    }
+    Grant existing = client.grants().get(key);
+    if (existing == null) {
+      return null;
+    }
+    Lease reentered = existing.open();
+    lockEvents.acquired(key.lockName(), reentered.fencingToken(), startedAt, 0);
+    return reentered;
+  }
+
+  /** A new acquisition with a fresh owner (or the caller's owner id) and its deadline. */
+  Acquisition begin(GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
+    return new Acquisition(key, lockOptions, waitNanos, startedAt);
+  }
+
+  /**
+   * The first attempt failed and the caller waits: joins the local waiters of the lock (watching
+   * its release signal).
+   *
+   * @param onSignal null for the calling thread (which parks), else what wakes an asynchronous
+   *     acquisition; it must not block
+   */
+  void startWaiting(Acquisition a, @Nullable Runnable onSignal) {
+    a.waitStartedAt = clock.nanoTime() | 1; // never 0, which means "did not wait"
+    lockEvents.waiting(a.name);
+    a.backoff = signalsReleases ? null : new RetryBackoff();
+    a.waiter = waiters.join(a.name, a.owner, onSignal);
+  }
+
+  /** One attempt after a wait. A signal that arrives during it forces another. */
+  @Nullable Lease retry(Acquisition a) {
+    a.waiter.clearSignal();
+    return attempt(a, false);
+  }
+
+  /**
+   * How long to wait for a release signal before the next attempt: at most until the deadline, the
+   * next backoff step (a backend without signals), or the holder's lease end (a crashed holder
+   * sends no signal).
+   *
+   * @throws LockTimeoutException if the deadline has passed
+   */
+  long nextWaitNanos(Acquisition a) {
+    long left = a.deadline.remainingNanos();
+    if (left <= 0) {
+      throw timeout(a.name, a.waitNanos);
+    }
+    long park = left;
+    if (a.backoff != null) {
+      park = Math.min(park, a.backoff.nextNanos());
+    }
+    Duration holderRemaining = a.holderRemaining;
+    if (holderRemaining != null) {
+      park = Math.min(park, holderRemaining.toNanos() + 1_000_000L);
+    }
+    return park;
+  }
+
+  /**
+   * After a wait: a wait that ended at the deadline without a signal is a timeout (a signal still
+   * earns one more attempt).
+   */
+  void afterWait(Acquisition a) {
+    if (a.deadline.passed() && !a.signalled()) {
+      throw timeout(a.name, a.waitNanos);
     }
   }
 
-  private void awaitWatching(ReleaseWaiters.Waiter waiter, String name, Deadline deadline) {
+  /** Reports a lease acquired (no-op for null). */
+  void acquired(Acquisition a, @Nullable Lease lease) {
+    if (lease != null) {
+      lockEvents.acquired(a.name, lease.fencingToken(), a.startedAt, a.waitStartedAt);
+    }
+  }
+
+  /**
+   * Ends the acquisition: leaves the waiters (passing a signal on if it leaves without the lease)
+   * and, without a lease, tells a wait-queue backend that this owner no longer waits.
+   */
+  void end(Acquisition a, @Nullable Lease lease) {
+    ReleaseWaiters.Waiter w = a.waiter;
+    if (w != null) {
+      waiters.leave(w, lease != null);
+    }
+    if (lease == null) {
+      abandon(a.name, a.owner);
+    }
+  }
+
+  /** Waits (bounded) until the release signal of the lock is watched. */
+  void awaitWatching(Acquisition a) {
     try {
       BackendCalls.awaitInterruptibly(
-          waiter.watching(),
-          Math.min(deadline.remainingNanos(), operationTimeoutNanos),
-          "watch releases of '" + name + "'",
+          a.waiter.watching(),
+          Math.min(a.deadline.remainingNanos(), operationTimeoutNanos),
+          "watch releases of '" + a.name + "'",
           backend.name());
     } catch (InterruptedException e) {
-      throw interrupted(name);
+      throw interrupted(a.name);
     } catch (BackendUnavailableException e) {
-      if (deadline.passed()) {
-        throw timeout(name, 0);
+      if (a.deadline.passed()) {
+        throw timeout(a.name, 0);
       }
       throw e;
     }
@@ -209,9 +291,12 @@ final class Acquisitions {
    * One bounded attempt. An answer that arrives after the caller gave up (timeout, interrupt) is
    * released, so that a lost answer never leaves a lock held by nobody.
    */
-  private @Nullable Lease attempt(
-      GrantKey key, LockOwner owner, LockOptions lockOptions, Deadline deadline, boolean single) {
-    String name = key.lockName();
+  @Nullable Lease attempt(Acquisition a, boolean single) {
+    GrantKey key = a.key;
+    String name = a.name;
+    LockOwner owner = a.owner;
+    LockOptions lockOptions = a.lockOptions;
+    Deadline deadline = a.deadline;
     long timeout =
         single ? operationTimeoutNanos : Math.min(operationTimeoutNanos, deadline.remainingNanos());
     if (timeout <= 0) {
@@ -229,7 +314,7 @@ final class Acquisitions {
       }
       AcquireResult result = awaitAnswer(answer, name, owner, timeout, deadline, single);
       if (result instanceof AcquireResult.Granted granted) {
-        lastHolderRemaining.remove();
+        a.holderRemaining = null;
         registering = true;
         Lease lease = register(key, owner, lockOptions, granted, sentAt, request);
         if (lease != null) {
@@ -244,10 +329,10 @@ final class Acquisitions {
                   + name
                   + "'; nothing is held");
         }
-        lastHolderRemaining.set(Duration.ZERO); // try again at once, in the new session
+        a.holderRemaining = Duration.ZERO; // try again at once, in the new session
         return null;
       }
-      lastHolderRemaining.set(((AcquireResult.Held) result).holderRemaining());
+      a.holderRemaining = ((AcquireResult.Held) result).holderRemaining();
       return null;
     } finally {
       if (!registering) {

@@ -79,8 +79,9 @@ final class LeaseRenewer {
     grants.remove(grant);
   }
 
-  int size() {
-    return grants.size();
+  /** Calls {@code action} with each grant watched now. */
+  void forEach(java.util.function.Consumer<Grant> action) {
+    grants.forEach(action);
   }
 
   private static long dueAt(Grant grant) {

@@ -8,6 +8,7 @@ import io.dlock.LockInterruptedException;
 import io.dlock.LockLostException;
 import io.dlock.LockTimeoutException;
 import io.dlock.MonotonicClock;
+import io.dlock.spi.DriverThreads;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -38,7 +39,7 @@ final class LockEvents implements AutoCloseable {
     this.background =
         listener == LockEventListener.NONE
             ? null
-            : Executors.newSingleThreadExecutor(CoreLockClient.daemonThreads(threadName));
+            : Executors.newSingleThreadExecutor(DriverThreads.daemon(threadName));
   }
 
   @Override

@@ -37,8 +37,11 @@ final class ReleaseWaiters {
   /**
    * Joins the queue of {@code lockName} as {@code owner}, watching its release signal if this is
    * the first waiter.
+   *
+   * @param onSignal for a waiter without a thread (an asynchronous acquisition): run, without
+   *     blocking, when it is signalled; null for the calling thread, which {@link Waiter#await}s
    */
-  Waiter join(String lockName, LockOwner owner) {
+  Waiter join(String lockName, LockOwner owner, @Nullable Runnable onSignal) {
     lock.lock();
     try {
       Queue queue = queues.get(lockName);
@@ -51,7 +54,9 @@ final class ReleaseWaiters {
         unwatch(lockName);
         watch(queue);
       }
-      Waiter waiter = new Waiter(queue, Thread.currentThread(), owner.key());
+      Waiter waiter =
+          new Waiter(
+              queue, onSignal == null ? Thread.currentThread() : null, onSignal, owner.key());
       queue.waiters.addLast(waiter);
       return waiter;
     } finally {
@@ -156,16 +161,18 @@ final class ReleaseWaiters {
     }
   }
 
-  /** One waiting thread. */
+  /** One waiting acquisition: a parked thread, or an asynchronous acquisition's callback. */
   static final class Waiter {
     final Queue queue;
-    final Thread thread;
+    private final @Nullable Thread thread;
+    private final @Nullable Runnable onSignal;
     final String ownerKey;
     volatile boolean signalled;
 
-    Waiter(Queue queue, Thread thread, String ownerKey) {
+    Waiter(Queue queue, @Nullable Thread thread, @Nullable Runnable onSignal, String ownerKey) {
       this.queue = queue;
       this.thread = thread;
+      this.onSignal = onSignal;
       this.ownerKey = ownerKey;
     }
 
@@ -176,7 +183,11 @@ final class ReleaseWaiters {
 
     void signal() {
       signalled = true;
-      LockSupport.unpark(thread);
+      if (thread != null) {
+        LockSupport.unpark(thread);
+      } else if (onSignal != null) {
+        onSignal.run();
+      }
     }
 
     /** Clears the signal before an attempt: a signal that arrives during it forces a retry. */
