@@ -35,12 +35,12 @@ public final class DriverThreads {
    * in an unbounded queue, in order. Idle threads end after 30 seconds.
    *
    * @param name names its threads {@code name-call-1}, {@code name-call-2}, ...
-   * @param maxConcurrent from 1 to 1024
+   * @param maxConcurrent from 1 to 8192
    */
   public static ExecutorService blockingCalls(String name, int maxConcurrent) {
-    if (maxConcurrent < 1 || maxConcurrent > 1024) {
+    if (maxConcurrent < 1 || maxConcurrent > 8192) {
       throw new IllegalArgumentException(
-          "maxConcurrent must be from 1 to 1024, but was " + maxConcurrent);
+          "maxConcurrent must be from 1 to 8192, but was " + maxConcurrent);
     }
     ThreadPoolExecutor pool =
         new ThreadPoolExecutor(

@@ -1,13 +1,13 @@
 package io.dlock.jdbc;
 
 import io.dlock.MonotonicClock;
+import io.dlock.spi.DriverThreads;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -64,16 +64,7 @@ final class HeldLockWatch implements AutoCloseable {
     this.io = io;
     this.clock = clock;
     this.heartbeatNanos = heartbeatInterval.toNanos();
-    ScheduledThreadPoolExecutor stpe =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, threadName);
-              t.setDaemon(true);
-              return t;
-            });
-    stpe.setRemoveOnCancelPolicy(true);
-    this.timer = stpe;
+    this.timer = DriverThreads.timer(threadName);
     // Ticks at half the interval, and a connection is checked once it was last confirmed half an
     // interval ago: so every held connection runs a statement at least once per interval (plus the
     // statement's own time), well inside the server's idle limit of lease + interval + 1 s.

@@ -4,6 +4,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
+import io.dlock.spi.DriverThreads;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.ReleaseResult;
 import java.sql.Connection;
@@ -14,11 +15,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +69,7 @@ final class HeldLocks implements AutoCloseable {
   private final HeldLockStatements statements;
   private final Connections connections;
   private final GrantRecords records;
-  private final ThreadPoolExecutor io;
+  private final ExecutorService io;
   private final Semaphore slots;
   private final int maxHeldLocks;
   private final Duration retryBound;
@@ -92,21 +91,10 @@ final class HeldLocks implements AutoCloseable {
     this.statements = statements;
     this.connections = connections;
     this.records = new GrantRecords(statements, connections);
-    AtomicInteger ioThreads = new AtomicInteger();
-    // Unbounded in threads but not in time: each task does I/O on one grant connection, bounded by
-    // its network timeout, and there are at most a few tasks per held lock.
-    this.io =
-        new ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            30,
-            TimeUnit.SECONDS,
-            new SynchronousQueue<>(),
-            r -> {
-              Thread t = new Thread(r, threadName + "-io-" + ioThreads.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+    // Each task does I/O on one grant connection, bounded by its network timeout, and there are at
+    // most a few tasks per held lock (an acquisition, a heartbeat, a lease-end check, a release):
+    // the bound is never what a task waits for.
+    this.io = DriverThreads.blockingCalls(threadName + "-io", 4 * maxHeldLocks + 16);
     this.maxHeldLocks = maxHeldLocks;
     this.slots = new Semaphore(maxHeldLocks);
     this.retryBound = heartbeatInterval;

@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.spi.DriverThreads;
 import io.dlock.spi.Failures;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -8,12 +9,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,20 +43,7 @@ final class JdbcCalls {
     this.settings = settings;
     this.dataSource = dataSource;
     this.statements = statements;
-    AtomicInteger threads = new AtomicInteger();
-    this.executor =
-        new ThreadPoolExecutor(
-            settings.maxConcurrentCalls(),
-            settings.maxConcurrentCalls(),
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            r -> {
-              Thread t = new Thread(r, threadPrefix + "-call-" + threads.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
+    this.executor = DriverThreads.blockingCalls(threadPrefix, settings.maxConcurrentCalls());
   }
 
   @FunctionalInterface

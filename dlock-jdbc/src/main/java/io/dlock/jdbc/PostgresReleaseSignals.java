@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.spi.DriverThreads;
 import io.dlock.spi.ReleaseListener;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -71,8 +72,7 @@ final class PostgresReleaseSignals implements AutoCloseable {
             new BackendUnavailableException("the JDBC lock backend is closed"));
       }
       if (thread == null) {
-        Thread t = new Thread(this::run, threadName);
-        t.setDaemon(true);
+        Thread t = DriverThreads.daemon(threadName).newThread(this::run);
         thread = t;
         t.start();
       }

@@ -5,6 +5,7 @@ import io.dlock.LockInfo;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
+import io.dlock.spi.DriverThreads;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
@@ -65,13 +66,7 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
   private RedlockLockBackend(RedlockSettings settings) {
     this.settings = settings;
     this.quorum = settings.quorum();
-    this.connector =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "dlock-redlock-connect");
-              t.setDaemon(true);
-              return t;
-            });
+    this.connector = Executors.newCachedThreadPool(DriverThreads.daemon("dlock-redlock-connect"));
     for (String uri : settings.uris()) {
       masters.add(new RedlockMaster(uri, settings, connector));
     }

@@ -4,6 +4,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
+import io.dlock.spi.DriverThreads;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
@@ -20,10 +21,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -89,8 +88,8 @@ public final class ZooKeeperLockBackend
   private final CuratorFramework client;
   private final boolean ownsClient;
   private final LockPaths paths;
-  private final ThreadPoolExecutor workers;
-  private final ScheduledThreadPoolExecutor timer;
+  private final ExecutorService workers;
+  private final ScheduledExecutorService timer;
   private final LeaseEndTimer leaseTimer;
   private final JoinedHolds joinedHolds;
   private final ZooKeeperLockAdministration administration;
@@ -119,17 +118,8 @@ public final class ZooKeeperLockBackend
     String description = client.getZookeeperClient().getCurrentConnectionString() + rootPath;
     int id = IDS.incrementAndGet();
     // Calls block on ZooKeeper round trips on these threads, never on the caller's.
-    this.workers =
-        new ThreadPoolExecutor(
-            64,
-            64,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            daemonThreads("dlock-zk-" + id + "-worker"));
-    this.workers.allowCoreThreadTimeOut(true);
-    this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dlock-zk-" + id + "-leases"));
-    this.timer.setRemoveOnCancelPolicy(true);
+    this.workers = DriverThreads.blockingCalls("dlock-zk-" + id + "-worker", 64);
+    this.timer = DriverThreads.timer("dlock-zk-" + id + "-leases");
     // Opened and closed only by the session; the ordered calls wait at it.
     ConnectionGate gate =
         new ConnectionGate(
@@ -364,16 +354,5 @@ public final class ZooKeeperLockBackend
   /** For tests: {@code hook} runs with the joined node's path between the read and the write. */
   void beforeJoinWrite(java.util.function.@Nullable Consumer<String> hook) {
     joinedHolds.beforeJoinWrite(hook);
-  }
-
-  // ---- plumbing -------------------------------------------------------------------------------
-
-  private static ThreadFactory daemonThreads(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, name + "-" + n.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 }

@@ -3,12 +3,12 @@ package io.dlock.spring.shedlock;
 import io.dlock.Lease;
 import io.dlock.LockException;
 import io.dlock.LockOptions;
+import io.dlock.spi.DriverThreads;
 import io.dlock.spring.LockAcquirer;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,13 +44,7 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
    */
   public DlockLockProvider(LockAcquirer acquirer) {
     this.acquirer = Objects.requireNonNull(acquirer, "acquirer");
-    this.delayedReleases =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "dlock-shedlock-release");
-              t.setDaemon(true);
-              return t;
-            });
+    this.delayedReleases = DriverThreads.timer("dlock-shedlock-release");
   }
 
   /**
