@@ -1,8 +1,8 @@
 package io.dlock.jdbc;
 
 import io.dlock.MonotonicClock;
+import io.dlock.spi.LeaseEndTimer;
 import java.sql.Connection;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -44,7 +44,9 @@ final class HeldGrant {
 
   volatile long leaseEndNanos;
   volatile long confirmedNanos;
-  @Nullable ScheduledFuture<?> endCheck;
+
+  /** The timer where this grant's lease end is registered (see HeldLockWatch), or null. */
+  volatile @Nullable LeaseEndTimer<HeldGrant> endTimer;
 
   /** Where {@link #dropConnection} gives the connection and its slot back: HeldLocks'. */
   private final HeldLocks.Connections connections;
@@ -87,9 +89,9 @@ final class HeldGrant {
 
   /** Cancels the check of the lease end, if one is scheduled. */
   void cancelEndCheck() {
-    ScheduledFuture<?> check = endCheck;
-    if (check != null) {
-      check.cancel(false);
+    LeaseEndTimer<HeldGrant> timer = endTimer;
+    if (timer != null) {
+      timer.unregister(this);
     }
   }
 

@@ -2,6 +2,7 @@ package io.dlock.jdbc;
 
 import io.dlock.MonotonicClock;
 import io.dlock.spi.DriverThreads;
+import io.dlock.spi.LeaseEndTimer;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,6 +36,7 @@ final class HeldLockWatch implements AutoCloseable {
   private final Executor io;
   private final long heartbeatNanos;
   private final ScheduledExecutorService timer;
+  private final LeaseEndTimer<HeldGrant> leaseEnds;
 
   /** HeldLocks' clock, as {@link HeldLocks#useClock} set it. */
   private final Supplier<MonotonicClock> clock;
@@ -65,6 +67,7 @@ final class HeldLockWatch implements AutoCloseable {
     this.clock = clock;
     this.heartbeatNanos = heartbeatInterval.toNanos();
     this.timer = DriverThreads.timer(threadName);
+    this.leaseEnds = new LeaseEndTimer<>(timer, h -> runOnExecutor(() -> endIfRunOut(h)));
     // Ticks at half the interval, and a connection is checked once it was last confirmed half an
     // interval ago: so every held connection runs a statement at least once per interval (plus the
     // statement's own time), well inside the server's idle limit of lease + interval + 1 s.
@@ -74,13 +77,14 @@ final class HeldLockWatch implements AutoCloseable {
 
   // ---- lease end and heartbeat --------------------------------------------------------------
 
+  /** Measures lease ends on the client's clock; once, when the backend starts. */
+  void useClock(MonotonicClock clock) {
+    leaseEnds.useClock(clock);
+  }
+
   void scheduleEndCheck(HeldGrant h) {
-    long delay = Math.max(0, h.leaseEndNanos - clock.get().nanoTime());
-    try {
-      h.endCheck = timer.schedule(() -> runOnExecutor(() -> endIfRunOut(h)), delay, NANOS);
-    } catch (RejectedExecutionException e) {
-      // closing
-    }
+    h.endTimer = leaseEnds;
+    leaseEnds.register(h, h.leaseEndNanos);
   }
 
   /** Releases a lock whose lease ran out without renewal, as a lease row would expire. */

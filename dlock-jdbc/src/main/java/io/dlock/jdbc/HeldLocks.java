@@ -117,6 +117,7 @@ final class HeldLocks implements AutoCloseable {
 
   /** Called when the backend starts, before any grant: lease ends are measured on {@code clock}. */
   void useClock(MonotonicClock clock) {
+    watch.useClock(clock); // refuses a second start: lease ends already registered would move
     this.clock = clock;
   }
 

@@ -73,7 +73,10 @@ class GrantSessionSettingsTest {
       assertThat(before).hasSize(POOL_SIZE).containsOnly(before.get(0));
       try (LockClient client =
           JdbcLocks.newClient(
-              JdbcLockSettings.of(application).withTable(TestDatabases.TABLE).withMode(mode),
+              JdbcLockSettings.of(application)
+                  .withTable(TestDatabases.TABLE)
+                  .withMode(mode)
+                  .withCreateSchema(true), // this test may run first on a fresh database
               LockClientOptions.defaults())) {
         String name = "settings-" + UUID.randomUUID();
         for (int i = 0; i < 3; i++) {

@@ -4,6 +4,7 @@ import static io.dlock.zookeeper.ZooKeeperLockBackend.MAX_ROUNDS;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.spi.AcquireResult;
+import io.dlock.spi.LeaseEndTimer;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,7 +28,7 @@ final class JoinedHolds {
 
   private final CuratorFramework client;
   private final QueueNodes nodes;
-  private final LeaseEndTimer leaseTimer;
+  private final LeaseEndTimer<QueueEntry> leaseTimer;
   private final OrderedCalls calls;
   private final ZooKeeperFailures failures;
   private final Consumer<SharedNodeWatch> onGone;
@@ -52,7 +53,7 @@ final class JoinedHolds {
   JoinedHolds(
       CuratorFramework client,
       QueueNodes nodes,
-      LeaseEndTimer leaseTimer,
+      LeaseEndTimer<QueueEntry> leaseTimer,
       OrderedCalls calls,
       ZooKeeperFailures failures,
       Consumer<SharedNodeWatch> onGone) {
@@ -143,7 +144,7 @@ final class JoinedHolds {
           // Deleted while being recorded: the watch's report may have found no hold yet.
           onGone.accept(watch);
         }
-        leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
+        entry.extendLease(leaseTimer, leaseTimer.now() + leaseNanos);
         return new AcquireResult.Granted(written.getCzxid(), holds);
       }
       throw new BackendUnavailableException(

@@ -4,6 +4,7 @@ import static io.dlock.zookeeper.ZooKeeperLockBackend.MAX_ROUNDS;
 
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HolderDescription;
+import io.dlock.spi.LeaseEndTimer;
 import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import java.time.Duration;
@@ -44,7 +45,7 @@ final class QueueAcquisition {
   private final LockPaths paths;
   private final QueueEntries entries;
   private final QueueNodes nodes;
-  private final LeaseEndTimer leaseTimer;
+  private final LeaseEndTimer<QueueEntry> leaseTimer;
   private final OrderedCalls calls;
   private final JoinedHolds joinedHolds;
   private final ZooKeeperFailures failures;
@@ -68,7 +69,7 @@ final class QueueAcquisition {
       LockPaths paths,
       QueueEntries entries,
       QueueNodes nodes,
-      LeaseEndTimer leaseTimer,
+      LeaseEndTimer<QueueEntry> leaseTimer,
       OrderedCalls calls,
       JoinedHolds joinedHolds,
       ZooKeeperFailures failures,
@@ -210,7 +211,7 @@ final class QueueAcquisition {
     int position = queue.indexOf(node.substring(node.lastIndexOf('/') + 1));
     if (position == 0 && node.equals(entry.node) && entry.localHolds == 0) {
       entry.localHolds = 1;
-      leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
+      entry.extendLease(leaseTimer, leaseTimer.now() + leaseNanos);
       return CompletableFuture.completedFuture(
           new AcquireResult.Granted(entry.czxid, entry.holdCount));
     }
@@ -250,7 +251,7 @@ final class QueueAcquisition {
           continue;
         }
         entry.localHolds++;
-        leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
+        entry.extendLease(leaseTimer, leaseTimer.now() + leaseNanos);
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       if (node == null) {
@@ -272,7 +273,7 @@ final class QueueAcquisition {
       }
       if (position == 0) {
         entry.localHolds = 1;
-        leaseTimer.extendLease(key, entry, leaseTimer.now() + leaseNanos);
+        entry.extendLease(leaseTimer, leaseTimer.now() + leaseNanos);
         return new AcquireResult.Granted(entry.czxid, entry.holdCount);
       }
       String head = queue.get(0);

@@ -1,5 +1,6 @@
 package io.dlock.zookeeper;
 
+import io.dlock.spi.LeaseEndTimer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
@@ -20,13 +21,13 @@ final class QueueEntries {
   private final ConcurrentHashMap<LockAndOwner, QueueEntry> entries = new ConcurrentHashMap<>();
   private final CuratorFramework client;
   private final QueueNodes nodes;
-  private final LeaseEndTimer leaseTimer;
+  private final LeaseEndTimer<QueueEntry> leaseTimer;
   private final JoinedHolds joinedHolds;
 
   QueueEntries(
       CuratorFramework client,
       QueueNodes nodes,
-      LeaseEndTimer leaseTimer,
+      LeaseEndTimer<QueueEntry> leaseTimer,
       JoinedHolds joinedHolds) {
     this.client = client;
     this.nodes = nodes;
@@ -46,7 +47,7 @@ final class QueueEntries {
 
   /** The entry of {@code key}, created if there is none. */
   QueueEntry getOrCreate(LockAndOwner key) {
-    return entries.computeIfAbsent(key, k -> new QueueEntry(leaseTimer.now()));
+    return entries.computeIfAbsent(key, k -> new QueueEntry(k, leaseTimer.now()));
   }
 
   boolean contains(LockAndOwner key) {

@@ -1,5 +1,6 @@
 package io.dlock.zookeeper;
 
+import io.dlock.spi.LeaseEndTimer;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -44,12 +45,28 @@ final class QueueEntry {
    */
   volatile long leaseEndNanos;
 
-  QueueEntry(long createdNanos) {
+  /** The lock and owner of this entry. */
+  final LockAndOwner key;
+
+  QueueEntry(LockAndOwner key, long createdNanos) {
+    this.key = key;
     this.leaseEndNanos = createdNanos;
   }
 
-  /** This entry's registration with the lease timer, or null. */
-  volatile LeaseEndTimer.@Nullable LeaseMark leaseMark;
+  /**
+   * Moves the end of the lease kept by this backend to {@code until} (never back), and registers it
+   * with the lease timer unless it is registered: a registration that comes due finds the later end
+   * and registers again (see QueueLeases#leaseEnded). When it passes without another extension, the
+   * holder's node is deleted.
+   */
+  void extendLease(LeaseEndTimer<QueueEntry> timer, long until) {
+    if (until - leaseEndNanos > 0) {
+      leaseEndNanos = until;
+    }
+    if (!timer.isRegistered(this)) {
+      timer.register(this, leaseEndNanos);
+    }
+  }
 
   /** The watch on the predecessor set last, fired or not; null if none. */
   volatile @Nullable PredecessorWatch watch;

@@ -3,6 +3,7 @@ package io.dlock.zookeeper;
 import io.dlock.BackendUnavailableException;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.LeaseEndTimer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -28,7 +29,7 @@ final class QueueLeases {
   private final String description;
   private final QueueEntries entries;
   private final QueueNodes nodes;
-  private final LeaseEndTimer leaseTimer;
+  private final LeaseEndTimer<QueueEntry> leaseTimer;
   private final OrderedCalls calls;
   private final ZooKeeperFailures failures;
   private final ZooKeeperSession session;
@@ -42,7 +43,7 @@ final class QueueLeases {
       String description,
       QueueEntries entries,
       QueueNodes nodes,
-      LeaseEndTimer leaseTimer,
+      LeaseEndTimer<QueueEntry> leaseTimer,
       OrderedCalls calls,
       ZooKeeperFailures failures,
       ZooKeeperSession session) {
@@ -93,7 +94,7 @@ final class QueueLeases {
                   if (code == KeeperException.Code.OK
                       && event.getStat() != null
                       && event.getStat().getCzxid() == czxid) {
-                    leaseTimer.extendLease(key, entry, sentAt + lease.lease().toNanos());
+                    entry.extendLease(leaseTimer, sentAt + lease.lease().toNanos());
                     check.complete(null);
                   } else if (code == KeeperException.Code.OK
                       || code == KeeperException.Code.NONODE) {
@@ -119,7 +120,7 @@ final class QueueLeases {
       return;
     }
     if (entry.leaseEndNanos - leaseTimer.now() > 0) {
-      leaseTimer.scheduleLeaseEnd(key, entry); // renewed meanwhile
+      leaseTimer.register(entry, entry.leaseEndNanos); // renewed meanwhile
       return;
     }
     calls
@@ -133,7 +134,7 @@ final class QueueLeases {
                     e -> {
                       if (e != entry || e.leaseEndNanos - leaseTimer.now() > 0) {
                         if (e == entry) {
-                          leaseTimer.scheduleLeaseEnd(key, e);
+                          leaseTimer.register(e, e.leaseEndNanos);
                         }
                         return null;
                       }
@@ -152,9 +153,7 @@ final class QueueLeases {
             (v, failure) -> {
               if (failure != null && entries.get(key) == entry) {
                 // Not connected: try again shortly; if the session dies, the node dies with it.
-                entry.leaseMark = null;
-                entry.leaseEndNanos = leaseTimer.now() + TimeUnit.MILLISECONDS.toNanos(200);
-                leaseTimer.scheduleLeaseEnd(key, entry);
+                leaseTimer.register(entry, leaseTimer.now() + TimeUnit.MILLISECONDS.toNanos(200));
               }
             });
   }

@@ -6,6 +6,7 @@ import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.DriverThreads;
 import io.dlock.spi.HeldLease;
+import io.dlock.spi.LeaseEndTimer;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
@@ -90,7 +91,7 @@ public final class ZooKeeperLockBackend
   private final LockPaths paths;
   private final ExecutorService workers;
   private final ScheduledExecutorService timer;
-  private final LeaseEndTimer leaseTimer;
+  private final LeaseEndTimer<QueueEntry> leaseTimer;
   private final JoinedHolds joinedHolds;
   private final ZooKeeperLockAdministration administration;
   private final ZooKeeperSession session;
@@ -129,7 +130,7 @@ public final class ZooKeeperLockBackend
             description);
     ZooKeeperFailures failures = new ZooKeeperFailures(client, description);
     QueueNodes nodes = new QueueNodes(client, failures);
-    this.leaseTimer = new LeaseEndTimer(timer, this::leaseEnded);
+    this.leaseTimer = new LeaseEndTimer<>(timer, entry -> leaseEnded(entry.key, entry));
     OrderedCalls calls = new OrderedCalls(workers, gate, closed::get, failures);
     this.joinedHolds =
         new JoinedHolds(client, nodes, leaseTimer, calls, failures, this::sharedNodeGone);
