@@ -1,5 +1,6 @@
 package io.dlock.redis;
 
+import io.lettuce.core.cluster.SlotHash;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,12 +14,26 @@ import org.jspecify.annotations.Nullable;
  * never empty. Every other name keeps the plain form, which earlier versions used too.
  */
 final class RedisKeys {
+  /** The number of Redis Cluster hash slots. */
+  static final int SLOTS = SlotHash.SLOT_COUNT;
+
   private static final char MARKER = '\u0001';
 
   private final String prefix;
+  private final int fencingCounters;
 
+  /** The keys under {@code prefix} with the default number of fencing counters (one per slot). */
   RedisKeys(String prefix) {
+    this(prefix, SLOTS);
+  }
+
+  /**
+   * @param fencingCounters how many fencing counters the names share: a power of two, at most
+   *     {@link #SLOTS}
+   */
+  RedisKeys(String prefix, int fencingCounters) {
     this.prefix = prefix;
+    this.fencingCounters = fencingCounters;
   }
 
   private String tagged(String name) {
@@ -29,7 +44,24 @@ final class RedisKeys {
     return tagged(name);
   }
 
-  String fence(String name) {
+  /**
+   * The fencing counter that {@code name} draws its tokens from, one of {@code fencingCounters}:
+   * counter {@code i} serves the names whose hash slot is {@code i} modulo their number, and its
+   * key {@code prefix{tag}:fences} has a hash tag in slot {@code i} (see {@link SlotTags}), so that
+   * with one counter per slot (always so on Redis Cluster) it is in the slot of every lock it
+   * serves. ":fences" is a suffix no other key of dlock's has.
+   */
+  String fenceCounter(String name) {
+    int counter = SlotHash.getSlot(lock(name)) & (fencingCounters - 1);
+    return prefix + "{" + SlotTags.tagOf(counter) + "}:fences";
+  }
+
+  /**
+   * The name's own fencing counter, as versions before shared counters kept it (one key per name,
+   * never deleted). Read, and kept at the latest token, while it exists, so that a token never goes
+   * backwards across an upgrade or beside a client of such a version; never created.
+   */
+  String legacyFence(String name) {
     return tagged(name) + ":fence";
   }
 

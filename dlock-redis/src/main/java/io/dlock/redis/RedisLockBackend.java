@@ -66,7 +66,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
-    this.keys = new RedisKeys(settings.keyPrefix());
+    this.keys = new RedisKeys(settings.keyPrefix(), settings.fencingCounters());
     this.requestMemoryMillis =
         Long.toString(settings.commandTimeout().multipliedBy(2).plusSeconds(1).toMillis());
     this.connections = RedisConnections.open(settings);
@@ -158,7 +158,10 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
         .<List<Object>>callAsync(
             commands,
             new String[] {
-              keys.lock(lockName), keys.fence(lockName), keys.request(lockName, request)
+              keys.lock(lockName),
+              keys.fenceCounter(lockName),
+              keys.request(lockName, request),
+              keys.legacyFence(lockName)
             },
             owner.key(),
             leaseMillis(lease),
@@ -278,7 +281,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     return raiseFenceScript
         .<List<Object>>callAsync(
             commands,
-            new String[] {keys.lock(lockName), keys.fence(lockName)},
+            new String[] {
+              keys.lock(lockName), keys.fenceCounter(lockName), keys.legacyFence(lockName)
+            },
             owner.key(),
             Long.toString(token))
         .handle(

@@ -25,6 +25,12 @@ public final class RedisLockSettings {
       java.util.List.of(
           "redis://", "rediss://", "redis-sentinel://", "redis-cluster://", "rediss-cluster://");
 
+  /**
+   * The default number of fencing counters per key prefix: one per Redis Cluster hash slot, the
+   * most there can be.
+   */
+  public static final int DEFAULT_FENCING_COUNTERS = RedisKeys.SLOTS;
+
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "dlock:";
 
@@ -35,6 +41,7 @@ public final class RedisLockSettings {
   private final char @Nullable [] password;
   private final int replicasToAcknowledge;
   private final Duration replicaTimeout;
+  private final int fencingCounters;
 
   private RedisLockSettings(
       String uri,
@@ -43,7 +50,8 @@ public final class RedisLockSettings {
       @Nullable String username,
       char @Nullable [] password,
       int replicasToAcknowledge,
-      Duration replicaTimeout) {
+      Duration replicaTimeout,
+      int fencingCounters) {
     this.uri = uri;
     this.keyPrefix = keyPrefix;
     this.commandTimeout = commandTimeout;
@@ -51,6 +59,7 @@ public final class RedisLockSettings {
     this.password = password;
     this.replicasToAcknowledge = replicasToAcknowledge;
     this.replicaTimeout = replicaTimeout;
+    this.fencingCounters = fencingCounters;
   }
 
   /**
@@ -69,7 +78,14 @@ public final class RedisLockSettings {
               + "'");
     }
     return new RedisLockSettings(
-        uri, DEFAULT_KEY_PREFIX, Duration.ofSeconds(5), null, null, 0, Duration.ZERO);
+        uri,
+        DEFAULT_KEY_PREFIX,
+        Duration.ofSeconds(5),
+        null,
+        null,
+        0,
+        Duration.ZERO,
+        DEFAULT_FENCING_COUNTERS);
   }
 
   /**
@@ -87,7 +103,14 @@ public final class RedisLockSettings {
               + "'");
     }
     return new RedisLockSettings(
-        uri, keyPrefix, commandTimeout, username, password, replicasToAcknowledge, replicaTimeout);
+        uri,
+        keyPrefix,
+        commandTimeout,
+        username,
+        password,
+        replicasToAcknowledge,
+        replicaTimeout,
+        fencingCounters);
   }
 
   /**
@@ -100,7 +123,14 @@ public final class RedisLockSettings {
     UriParameters.checkRange(
         "commandTimeout", commandTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
     return new RedisLockSettings(
-        uri, keyPrefix, commandTimeout, username, password, replicasToAcknowledge, replicaTimeout);
+        uri,
+        keyPrefix,
+        commandTimeout,
+        username,
+        password,
+        replicasToAcknowledge,
+        replicaTimeout,
+        fencingCounters);
   }
 
   /**
@@ -119,7 +149,8 @@ public final class RedisLockSettings {
         username,
         password.clone(),
         replicasToAcknowledge,
-        replicaTimeout);
+        replicaTimeout,
+        fencingCounters);
   }
 
   /**
@@ -137,12 +168,61 @@ public final class RedisLockSettings {
   public RedisLockSettings withReplicaAcknowledgement(int replicas, Duration timeout) {
     UriParameters.checkRange("replicas", replicas, 1, 16);
     UriParameters.checkRange("timeout", timeout, Duration.ofMillis(1), Duration.ofSeconds(10));
-    if (uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://")) {
+    if (isCluster()) {
       throw new IllegalArgumentException(
           "replica acknowledgement (WAIT) is not available on Redis Cluster");
     }
     return new RedisLockSettings(
-        uri, keyPrefix, commandTimeout, username, password, replicas, timeout);
+        uri, keyPrefix, commandTimeout, username, password, replicas, timeout, fencingCounters);
+  }
+
+  /**
+   * The same settings with this many fencing counters under the key prefix. Every lock name draws
+   * its fencing tokens from one of them (by the name's hash slot), so the keys dlock leaves in
+   * Redis are the locks held now plus at most this many counters, however many names were ever
+   * used. Tokens still only grow for each name: a shared counter only grows. On Redis Cluster a
+   * counter must share its hash slot with the locks that use it, so there the number is always
+   * {@value #DEFAULT_FENCING_COUNTERS}.
+   *
+   * @param fencingCounters a power of two from 1 to {@value #DEFAULT_FENCING_COUNTERS}
+   * @throws IllegalArgumentException out of that range, or below {@value #DEFAULT_FENCING_COUNTERS}
+   *     for a Redis Cluster URI
+   */
+  public RedisLockSettings withFencingCounters(int fencingCounters) {
+    UriParameters.checkRange("fencingCounters", fencingCounters, 1, DEFAULT_FENCING_COUNTERS);
+    if (Integer.bitCount(fencingCounters) != 1) {
+      throw new IllegalArgumentException(
+          "fencingCounters must be a power of two from 1 to "
+              + DEFAULT_FENCING_COUNTERS
+              + ", but was "
+              + fencingCounters);
+    }
+    if (fencingCounters != DEFAULT_FENCING_COUNTERS && isCluster()) {
+      throw new IllegalArgumentException(
+          "fencingCounters must be "
+              + DEFAULT_FENCING_COUNTERS
+              + " on Redis Cluster (a counter shares its hash slot with the locks that use it),"
+              + " but was "
+              + fencingCounters);
+    }
+    return new RedisLockSettings(
+        uri,
+        keyPrefix,
+        commandTimeout,
+        username,
+        password,
+        replicasToAcknowledge,
+        replicaTimeout,
+        fencingCounters);
+  }
+
+  /** How many fencing counters the locks under the key prefix share. */
+  public int fencingCounters() {
+    return fencingCounters;
+  }
+
+  private boolean isCluster() {
+    return uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://");
   }
 
   /** How many replicas must acknowledge a grant; 0 when not asked. */

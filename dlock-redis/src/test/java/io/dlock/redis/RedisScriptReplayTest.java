@@ -25,7 +25,9 @@ class RedisScriptReplayTest {
   private RedisScript acquire;
   private RedisScript release;
   private RedisScript undo;
-  private final RedisKeys keys = new RedisKeys("replay:");
+  private final RedisKeys keys =
+      new RedisKeys(
+          "replay-" + UUID.randomUUID() + ":", RedisKeys.SLOTS); // fresh counters: tokens from 1
   private final String name = "replay-" + UUID.randomUUID();
 
   @BeforeEach
@@ -51,7 +53,12 @@ class RedisScriptReplayTest {
     return acquire
         .<List<Object>>callAsync(
             redis,
-            new String[] {keys.lock(name), keys.fence(name), keys.request(name, request)},
+            new String[] {
+              keys.lock(name),
+              keys.fenceCounter(name),
+              keys.request(name, request),
+              keys.legacyFence(name)
+            },
             owner,
             "30000",
             request,
@@ -117,7 +124,7 @@ class RedisScriptReplayTest {
 
   @Test
   void aFencingCounterThatIsNotANumberFailsWithoutTakingTheLock() throws Exception {
-    redis.set(keys.fence(name), "not-a-number").get(5, TimeUnit.SECONDS);
+    redis.set(keys.fenceCounter(name), "not-a-number").get(5, TimeUnit.SECONDS);
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> acquire("t:grant", "r1"))
         .hasMessageContaining("not an integer");
     assertThat(redis.exists(keys.lock(name)).get(5, TimeUnit.SECONDS)).isZero();
@@ -197,13 +204,19 @@ class RedisScriptReplayTest {
     List<Object> newer =
         raise
             .<List<Object>>callAsync(
-                redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "7")
+                redis,
+                new String[] {keys.lock(name), keys.fenceCounter(name), keys.legacyFence(name)},
+                "o:X",
+                "7")
             .get(5, TimeUnit.SECONDS);
     assertThat(newer.get(0)).isEqualTo(1L);
     List<Object> late =
         raise
             .<List<Object>>callAsync(
-                redis, new String[] {keys.lock(name), keys.fence(name)}, "o:X", "3")
+                redis,
+                new String[] {keys.lock(name), keys.fenceCounter(name), keys.legacyFence(name)},
+                "o:X",
+                "3")
             .get(5, TimeUnit.SECONDS);
     assertThat(late.get(0)).as("not this grant's token").isEqualTo(0L);
     assertThat(release("o:X", "r1", 7L)).as("the newer grant keeps token 7").isEqualTo(1L);

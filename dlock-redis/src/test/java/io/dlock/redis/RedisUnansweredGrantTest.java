@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
@@ -58,20 +59,24 @@ class RedisUnansweredGrantTest {
     LockOptions day = LockOptions.defaults().withFixedLease(Duration.ofDays(1));
     // One round trip first, so that the server has the scripts cached and the delayed acquire
     // below runs at once when it arrives (a NOSCRIPT retry would come after the timeout).
-    assertThat(slow.lock(name, day).tryAcquire().orElseThrow().release()).isTrue();
+    Lease first = slow.lock(name, day).tryAcquire().orElseThrow();
+    String next = "\r\n" + (first.fencingToken() + 1) + "\r\n"; // the counter after the next grant
+    assertThat(first.release()).isTrue();
     // Every byte now takes 600 ms each way: the acquire reaches the server after the client's
     // 300 ms command timeout, and the server grants it.
     slowPath.delay(millis(600).toMillis());
     assertThatThrownBy(() -> slow.lock(name, day).tryAcquire())
         .isInstanceOf(BackendUnavailableException.class);
-    // The fencing counter (never deleted) shows when the delayed grant has been made: the first
-    // grant drew token 1, this one token 2.
-    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
+    // The fencing counter (never deleted) shows when the delayed grant has been made: it draws the
+    // token after the first grant's.
+    RedisKeys keys =
+        new RedisKeys(
+            RedisLockSettings.DEFAULT_KEY_PREFIX, RedisLockSettings.DEFAULT_FENCING_COUNTERS);
     await()
         .atMost(millis(10_000))
         .until(
             () ->
-                RedisTestServers.embedded().command("GET", keys.fence(name)).endsWith("\r\n2\r\n"));
+                RedisTestServers.embedded().command("GET", keys.fenceCounter(name)).endsWith(next));
     // The grant is made on the server, then taken back by the undo that follows it.
     await()
         .atMost(millis(10_000))
@@ -94,19 +99,23 @@ class RedisUnansweredGrantTest {
                     .withCommandTimeout(millis(1000))),
             LockClientOptions.defaults().withOperationTimeout(millis(5000)));
     LockOptions day = LockOptions.defaults().withFixedLease(Duration.ofDays(1));
-    assertThat(slow.lock(name, day).tryAcquire().orElseThrow().release()).isTrue();
+    Lease first = slow.lock(name, day).tryAcquire().orElseThrow();
+    String next = "\r\n" + (first.fencingToken() + 1) + "\r\n"; // the counter after the next grant
+    assertThat(first.release()).isTrue();
     // The acquire arrives 2 s after it is sent; the client gives up after 1 s and sends the undo,
     // which would arrive 1 s after the grant.
     slowPath.delay(millis(2000).toMillis());
     assertThatThrownBy(() -> slow.lock(name, day).tryAcquire())
         .isInstanceOf(BackendUnavailableException.class);
-    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
+    RedisKeys keys =
+        new RedisKeys(
+            RedisLockSettings.DEFAULT_KEY_PREFIX, RedisLockSettings.DEFAULT_FENCING_COUNTERS);
     await()
         .pollInterval(Duration.ofMillis(10))
         .atMost(millis(10_000))
         .until(
             () ->
-                RedisTestServers.embedded().command("GET", keys.fence(name)).endsWith("\r\n2\r\n"));
+                RedisTestServers.embedded().command("GET", keys.fenceCounter(name)).endsWith(next));
     slowPath.cut(); // the undo (and every repeat of it) is swallowed from now on
     assertThat(RedisTestServers.embedded().command("EXISTS", keys.lock(name)))
         .as("the grant was made and not yet undone")
