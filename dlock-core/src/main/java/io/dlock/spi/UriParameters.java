@@ -134,6 +134,25 @@ public final class UriParameters {
   }
 
   /**
+   * A whole number from {@code min} to {@code max}, surrounding whitespace ignored.
+   *
+   * @throws IllegalArgumentException naming {@code name} and the range if {@code value} is not a
+   *     number or is outside
+   */
+  public static int intIn(String name, String value, int min, int max) {
+    Objects.requireNonNull(value, name);
+    int parsed;
+    try {
+      parsed = Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          name + " must be a whole number from " + min + " to " + max + ", but was '" + value + "'",
+          e);
+    }
+    return checkRange(name, parsed, min, max);
+  }
+
+  /**
    * {@code value}, checked to be from {@code min} to {@code max}.
    *
    * @throws IllegalArgumentException naming {@code name} and the range if it is outside

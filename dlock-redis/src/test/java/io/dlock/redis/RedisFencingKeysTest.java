@@ -184,6 +184,22 @@ class RedisFencingKeysTest {
             () -> RedisLockSettings.of("redis-cluster://localhost:7000").withFencingCounters(256))
         .hasMessageContaining("16384 on Redis Cluster");
     assertThat(RedisLockSettings.of("redis://localhost").fencingCounters()).isEqualTo(16384);
+    // The same key, spelled the same, as a property of a URI (the CLI, the starter).
+    RedisBackendProvider provider = new RedisBackendProvider();
+    assertThatThrownBy(
+            () ->
+                provider.connect(
+                    "redis://localhost",
+                    java.util.Map.of("fencingCounters", "many"),
+                    io.dlock.LockClientOptions.defaults()))
+        .hasMessageContaining("fencingCounters must be a whole number from 1 to 16384");
+    assertThatThrownBy(
+            () ->
+                provider.connect(
+                    "redis://localhost",
+                    java.util.Map.of("fencingCounters", "100"),
+                    io.dlock.LockClientOptions.defaults()))
+        .hasMessageContaining("power of two");
   }
 
   @Test
