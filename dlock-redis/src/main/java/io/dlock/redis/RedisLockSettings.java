@@ -43,23 +43,42 @@ public final class RedisLockSettings {
   private final Duration replicaTimeout;
   private final int fencingCounters;
 
-  private RedisLockSettings(
-      String uri,
-      String keyPrefix,
-      Duration commandTimeout,
-      @Nullable String username,
-      char @Nullable [] password,
-      int replicasToAcknowledge,
-      Duration replicaTimeout,
-      int fencingCounters) {
-    this.uri = uri;
-    this.keyPrefix = keyPrefix;
-    this.commandTimeout = commandTimeout;
-    this.username = username;
-    this.password = password;
-    this.replicasToAcknowledge = replicasToAcknowledge;
-    this.replicaTimeout = replicaTimeout;
-    this.fencingCounters = fencingCounters;
+  private RedisLockSettings(Copy c) {
+    this.uri = c.uri;
+    this.keyPrefix = c.keyPrefix;
+    this.commandTimeout = c.commandTimeout;
+    this.username = c.username;
+    this.password = c.password;
+    this.replicasToAcknowledge = c.replicasToAcknowledge;
+    this.replicaTimeout = c.replicaTimeout;
+    this.fencingCounters = c.fencingCounters;
+  }
+
+  /** The mutable copy every {@code with...} changes one field of before building a new value. */
+  private static final class Copy {
+    final String uri;
+    String keyPrefix = DEFAULT_KEY_PREFIX;
+    Duration commandTimeout = Duration.ofSeconds(5);
+    @Nullable String username;
+    char @Nullable [] password;
+    int replicasToAcknowledge;
+    Duration replicaTimeout = Duration.ZERO;
+    int fencingCounters = DEFAULT_FENCING_COUNTERS;
+
+    Copy(String uri) {
+      this.uri = uri;
+    }
+
+    Copy(RedisLockSettings s) {
+      uri = s.uri;
+      keyPrefix = s.keyPrefix;
+      commandTimeout = s.commandTimeout;
+      username = s.username;
+      password = s.password;
+      replicasToAcknowledge = s.replicasToAcknowledge;
+      replicaTimeout = s.replicaTimeout;
+      fencingCounters = s.fencingCounters;
+    }
   }
 
   /**
@@ -77,15 +96,7 @@ public final class RedisLockSettings {
               + LockClients.redact(uri)
               + "'");
     }
-    return new RedisLockSettings(
-        uri,
-        DEFAULT_KEY_PREFIX,
-        Duration.ofSeconds(5),
-        null,
-        null,
-        0,
-        Duration.ZERO,
-        DEFAULT_FENCING_COUNTERS);
+    return new RedisLockSettings(new Copy(uri));
   }
 
   /**
@@ -102,15 +113,9 @@ public final class RedisLockSettings {
               + keyPrefix
               + "'");
     }
-    return new RedisLockSettings(
-        uri,
-        keyPrefix,
-        commandTimeout,
-        username,
-        password,
-        replicasToAcknowledge,
-        replicaTimeout,
-        fencingCounters);
+    Copy c = new Copy(this);
+    c.keyPrefix = keyPrefix;
+    return new RedisLockSettings(c);
   }
 
   /**
@@ -122,15 +127,9 @@ public final class RedisLockSettings {
   public RedisLockSettings withCommandTimeout(Duration commandTimeout) {
     UriParameters.checkRange(
         "commandTimeout", commandTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
-    return new RedisLockSettings(
-        uri,
-        keyPrefix,
-        commandTimeout,
-        username,
-        password,
-        replicasToAcknowledge,
-        replicaTimeout,
-        fencingCounters);
+    Copy c = new Copy(this);
+    c.commandTimeout = commandTimeout;
+    return new RedisLockSettings(c);
   }
 
   /**
@@ -142,15 +141,10 @@ public final class RedisLockSettings {
    */
   public RedisLockSettings withCredentials(@Nullable String username, char[] password) {
     Objects.requireNonNull(password, "password");
-    return new RedisLockSettings(
-        uri,
-        keyPrefix,
-        commandTimeout,
-        username,
-        password.clone(),
-        replicasToAcknowledge,
-        replicaTimeout,
-        fencingCounters);
+    Copy c = new Copy(this);
+    c.username = username;
+    c.password = password.clone();
+    return new RedisLockSettings(c);
   }
 
   /**
@@ -172,8 +166,10 @@ public final class RedisLockSettings {
       throw new IllegalArgumentException(
           "replica acknowledgement (WAIT) is not available on Redis Cluster");
     }
-    return new RedisLockSettings(
-        uri, keyPrefix, commandTimeout, username, password, replicas, timeout, fencingCounters);
+    Copy c = new Copy(this);
+    c.replicasToAcknowledge = replicas;
+    c.replicaTimeout = timeout;
+    return new RedisLockSettings(c);
   }
 
   /**
@@ -205,15 +201,9 @@ public final class RedisLockSettings {
               + " but was "
               + fencingCounters);
     }
-    return new RedisLockSettings(
-        uri,
-        keyPrefix,
-        commandTimeout,
-        username,
-        password,
-        replicasToAcknowledge,
-        replicaTimeout,
-        fencingCounters);
+    Copy c = new Copy(this);
+    c.fencingCounters = fencingCounters;
+    return new RedisLockSettings(c);
   }
 
   /** How many fencing counters the locks under the key prefix share. */
