@@ -69,7 +69,8 @@ final class Acquisitions {
       this.waitNanos = waitNanos;
       this.startedAt = startedAt;
       this.owner = lockOptions.ownerId().map(LockOwner::ofOwnerId).orElseGet(OwnerTokens::next);
-      this.deadline = Deadline.after(clock, Duration.ofNanos(waitNanos));
+      // From the call, not from this step: an asynchronous acquisition may wait for a free thread.
+      this.deadline = Deadline.after(clock, startedAt, Duration.ofNanos(waitNanos));
     }
 
     boolean signalled() {

@@ -9,23 +9,32 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An asynchronous acquisition, run in steps over the same methods of {@link Acquisitions} as a
  * blocking one: a step makes one attempt (or the first one, or joins the waiters) on one of the
  * client's acquisition threads; between steps it holds no thread at all, only a place among the
- * lock's waiters and a timer task. A release signal, the timer or a cancellation starts the next
- * step. So ten thousand waiting acquisitions cost ten thousand small objects, not threads.
+ * lock's waiters and a timer task. A release signal, the timer or a stop (cancellation, close)
+ * starts the next step. So ten thousand waiting acquisitions cost ten thousand small objects, not
+ * threads.
  *
  * <p>Cancelling the future (or closing the client) ends the wait: a step in progress is interrupted
- * as a blocking caller would be, and what it was answered is released.
+ * as a blocking caller would be, and what it was answered is released. The future is completed on
+ * the client's callback threads, never on an acquisition thread, so that what the caller chains to
+ * it (which may block) cannot hold up other acquisitions.
  */
 final class AsyncAcquisition extends CompletableFuture<Lease> {
+  private static final Logger log = LoggerFactory.getLogger(AsyncAcquisition.class);
+
   private static final int RUNNING = 0; // a step is queued or running
-  private static final int WAITING = 1; // no step: waiting for a signal, the timer or a cancel
+  private static final int WAITING = 1; // no step: waiting for a signal, the timer or a stop
   private static final int DONE = 2;
 
   private final Acquisitions acquisitions;
@@ -35,15 +44,21 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   private final long waitNanos;
   private final Object holder = new Object();
   private final Executor steps;
+  private final Executor callbacks;
   private final ScheduledExecutorService timer;
   private final long startedAt;
 
   private final AtomicInteger state = new AtomicInteger(RUNNING);
+  private final AtomicBoolean ended = new AtomicBoolean();
+
+  /** Counts the waits: a timer task wakes only the wait it was set for. */
+  private final AtomicLong waits = new AtomicLong();
+
   private Acquisitions.@Nullable Acquisition acquisition; // set by the first step
   private volatile @Nullable Future<?> wakeUp;
   private volatile boolean closing;
 
-  /** Guards {@link #runner}: a cancellation interrupts only the thread of a step still running. */
+  /** Guards {@link #runner}: a stop interrupts only the thread of a step still running. */
   private final ReentrantLock runnerLock = new ReentrantLock();
 
   private @Nullable Thread runner;
@@ -55,6 +70,7 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
       LockOptions lockOptions,
       long waitNanos,
       Executor steps,
+      Executor callbacks,
       ScheduledExecutorService timer) {
     this.client = client;
     this.acquisitions = acquisitions;
@@ -62,8 +78,9 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     this.lockOptions = lockOptions;
     this.waitNanos = waitNanos;
     this.steps = steps;
+    this.callbacks = callbacks;
     this.timer = timer;
-    this.startedAt = client.clock().nanoTime();
+    this.startedAt = client.clock().nanoTime(); // the wait counts from the call
   }
 
   /** Starts the first step. */
@@ -86,13 +103,16 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     stop();
   }
 
-  /** Interrupts the running step, or starts one that finds the acquisition over. */
+  /**
+   * Interrupts the running step, if any, and starts a step if none is queued or running: whichever
+   * runs next finds the acquisition over. Both, always: a step may be between its last check and
+   * its end.
+   */
   private void stop() {
     runnerLock.lock();
     try {
       if (runner != null) {
         runner.interrupt();
-        return;
       }
     } finally {
       runnerLock.unlock();
@@ -113,19 +133,28 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
 
   private void submit(Runnable step) {
     try {
-      steps.execute(() -> run(step));
+      steps.execute(() -> run(step, true));
     } catch (RejectedExecutionException e) {
       closing = true; // the client's threads are stopping
-      run(step);
+      run(step, false);
     }
   }
 
-  private void run(Runnable step) {
-    runnerLock.lock();
-    try {
-      runner = Thread.currentThread();
-    } finally {
-      runnerLock.unlock();
+  /**
+   * Runs one step.
+   *
+   * @param onStepThread false when run on a caller's thread (the client is closing): its interrupt
+   *     flag is then the caller's own and is left alone
+   */
+  private void run(Runnable step, boolean onStepThread) {
+    Thread current = Thread.currentThread();
+    if (onStepThread) {
+      runnerLock.lock();
+      try {
+        runner = current;
+      } finally {
+        runnerLock.unlock();
+      }
     }
     try {
       if (isDone() || closing) {
@@ -134,13 +163,22 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
       step.run();
     } catch (RuntimeException e) {
       finish(null, e);
+    } catch (Error e) {
+      finish(null, new IllegalStateException("An acquisition step of '" + name + "' failed", e));
+      if (e instanceof VirtualMachineError) {
+        throw e;
+      }
     } finally {
-      runnerLock.lock();
-      try {
-        runner = null;
-        Thread.interrupted(); // a cancellation's interrupt belongs to this step only
-      } finally {
-        runnerLock.unlock();
+      if (onStepThread) {
+        runnerLock.lock();
+        try {
+          if (runner == current) {
+            runner = null;
+          }
+          Thread.interrupted(); // a stop's interrupt belongs to this step only
+        } finally {
+          runnerLock.unlock();
+        }
       }
     }
   }
@@ -150,13 +188,18 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     GrantKey key = GrantKey.of(name, lockOptions, holder);
     Lease reentered = acquisitions.reenter(key, lockOptions, startedAt);
     if (reentered != null) {
+      ended.set(true);
+      state.set(DONE);
       deliver(reentered);
       return;
     }
     Acquisitions.Acquisition a = acquisitions.begin(key, lockOptions, waitNanos, startedAt);
     acquisition = a;
-    Lease lease = acquisitions.attempt(a, waitNanos == 0);
-    if (lease != null || waitNanos == 0) {
+    // One attempt at least, as a blocking caller makes, even if the wait passed while this step
+    // waited for a thread; a single one then.
+    boolean single = waitNanos == 0 || a.deadline.passed();
+    Lease lease = acquisitions.attempt(a, single);
+    if (lease != null || single) {
       finish(lease, null);
       return;
     }
@@ -178,9 +221,22 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
       return;
     }
     long park = acquisitions.nextWaitNanos(a);
+    long wait = waits.incrementAndGet();
     state.set(WAITING);
     try {
-      wakeUp = timer.schedule(this::wake, park, TimeUnit.NANOSECONDS);
+      Future<?> task =
+          timer.schedule(
+              () -> {
+                if (waits.get() == wait) {
+                  wake();
+                }
+              },
+              park,
+              TimeUnit.NANOSECONDS);
+      wakeUp = task;
+      if (state.get() != WAITING || waits.get() != wait) {
+        task.cancel(false); // woken meanwhile: this wait is over
+      }
     } catch (RejectedExecutionException e) {
       closing = true; // the client's threads are stopping
     }
@@ -189,9 +245,19 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     }
   }
 
-  /** Ends the acquisition with {@code lease} (null: not acquired, for {@code failure}). */
+  /** Ends the acquisition, once, with {@code lease} (null: not acquired, for {@code failure}). */
   private void finish(@Nullable Lease lease, @Nullable RuntimeException failure) {
+    if (!ended.compareAndSet(false, true)) {
+      if (lease != null) {
+        releaseQuietly(lease); // cannot happen: a step runs only while the acquisition is open
+      }
+      return;
+    }
     state.set(DONE);
+    Future<?> pending = wakeUp;
+    if (pending != null) {
+      pending.cancel(false);
+    }
     Acquisitions.Acquisition a = acquisition;
     RuntimeException outcome = failure;
     if (a != null) {
@@ -221,18 +287,50 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
                 ? LockEventListener.AcquireFailure.TIMEOUT
                 : LockEvents.failureOf(outcome),
             startedAt);
-    completeExceptionally(outcome);
+    RuntimeException failed = outcome;
+    onCallbackThread(() -> completeExceptionally(failed));
   }
 
-  /** Hands the lease to the future, or releases it if the caller has gone (cancelled, closed). */
+  /**
+   * Hands the lease to the future, or releases it if the caller has gone (cancelled) or the client
+   * closes. When closing, the release runs here, so that the client's close (which waits for the
+   * steps) sees it done before the backend closes.
+   */
   private void deliver(Lease lease) {
-    state.set(DONE);
-    if (closing || !complete(lease)) {
-      lease.release();
-      if (closing) {
-        completeExceptionally(closed());
-      }
+    if (closing || isDone()) {
+      releaseQuietly(lease);
+      onCallbackThread(() -> completeExceptionally(closing ? closed() : cancelledLate()));
+      return;
     }
+    onCallbackThread(
+        () -> {
+          if (!complete(lease)) {
+            releaseQuietly(lease); // cancelled meanwhile
+          }
+        });
+  }
+
+  private void onCallbackThread(Runnable completion) {
+    try {
+      callbacks.execute(completion);
+    } catch (RejectedExecutionException e) {
+      completion.run(); // closing: complete here rather than never
+    }
+  }
+
+  private void releaseQuietly(Lease lease) {
+    try {
+      lease.release();
+    } catch (RuntimeException e) {
+      log.warn(
+          "Could not release lock '{}' acquired for a caller that had gone: {}",
+          name,
+          e.getMessage());
+    }
+  }
+
+  private IllegalStateException cancelledLate() {
+    return new IllegalStateException("The acquisition of '" + name + "' was cancelled");
   }
 
   private static IllegalStateException closed() {

@@ -60,6 +60,7 @@ public final class CoreLockClient implements LockClient {
   private final ScheduledExecutorService scheduler;
   private final ExecutorService events;
   private final ExecutorService asyncSteps;
+  private final ExecutorService asyncCallbacks;
   private final Set<AsyncAcquisition> pendingAsync = ConcurrentHashMap.newKeySet();
   private final LeaseRenewer renewer;
   private final SessionEvents sessionEvents;
@@ -88,6 +89,8 @@ public final class CoreLockClient implements LockClient {
     // Asynchronous acquisitions hold a thread only while one attempt is answered, never while they
     // wait (see AsyncAcquisition): a small bound serves any number of waiting acquisitions.
     this.asyncSteps = DriverThreads.blockingCalls("dlock-" + id + "-acquire", ASYNC_STEP_THREADS);
+    // Futures of asynchronous acquisitions complete here: what callers chain to them may block.
+    this.asyncCallbacks = DriverThreads.onDemand("dlock-" + id + "-callback");
     this.signals = backend.releaseSignals().orElse(null);
     this.waitQueue = backend.waitQueue().orElse(null);
     this.administration = backend.administration().orElse(null);
@@ -350,7 +353,14 @@ public final class CoreLockClient implements LockClient {
     ensureOpen();
     AsyncAcquisition acquisition =
         new AsyncAcquisition(
-            this, acquisitions, name, lockOptions, waitNanos, asyncSteps, scheduler);
+            this,
+            acquisitions,
+            name,
+            lockOptions,
+            waitNanos,
+            asyncSteps,
+            asyncCallbacks,
+            scheduler);
     pendingAsync.add(acquisition);
     acquisition.whenComplete((lease, failure) -> pendingAsync.remove(acquisition));
     if (closed.get()) {
@@ -386,11 +396,19 @@ public final class CoreLockClient implements LockClient {
       forget(grant);
     }
     stopThreads();
+    try {
+      // Steps still running end their acquisitions (a grant they get is released) before the
+      // backend closes; bounded, as each step waits at most for one backend call.
+      asyncSteps.awaitTermination(operationTimeoutNanos * 2, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     backend.close();
   }
 
   private void stopThreads() {
     asyncSteps.shutdown(); // steps already queued still run: each ends its acquisition
+    asyncCallbacks.shutdown(); // a future completed from now on completes on the step's thread
     scheduler.shutdownNow();
     events.shutdown();
     try {

@@ -23,6 +23,11 @@ final class Deadline {
     return new Deadline(clock, clock.nanoTime() + toNanosSaturated(wait));
   }
 
+  /** The deadline {@code wait} after {@code startedAt}, a reading of {@code clock}. */
+  static Deadline after(MonotonicClock clock, long startedAt, Duration wait) {
+    return new Deadline(clock, startedAt + toNanosSaturated(wait));
+  }
+
   static long toNanosSaturated(Duration d) {
     if (d.compareTo(Duration.ofNanos(MAX_NANOS)) >= 0) {
       return MAX_NANOS;

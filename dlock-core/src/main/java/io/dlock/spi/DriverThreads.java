@@ -55,6 +55,24 @@ public final class DriverThreads {
   }
 
   /**
+   * An executor that runs every task at once on a thread of its own (reused once idle, ended after
+   * 30 seconds idle): for tasks whose number something else bounds, and which must never wait for
+   * one another, such as the I/O of each held connection, or code that callers chain to a future
+   * (which may block).
+   *
+   * @param name names its threads {@code name-1}, {@code name-2}, ...
+   */
+  public static ExecutorService onDemand(String name) {
+    return new ThreadPoolExecutor(
+        0,
+        Integer.MAX_VALUE,
+        30,
+        TimeUnit.SECONDS,
+        new java.util.concurrent.SynchronousQueue<>(),
+        callThreads(name + "-"));
+  }
+
+  /**
    * One daemon timer thread named {@code name}. Its tasks must be short: blocking work goes to a
    * {@link #blockingCalls} executor. Cancelled tasks leave its queue at once.
    */

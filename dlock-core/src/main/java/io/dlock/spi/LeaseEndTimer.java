@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.LoggerFactory;
 
 /**
  * The lease ends a backend keeps for holds that no server clock expires (holds bound to a session
@@ -148,7 +149,13 @@ public final class LeaseEndTimer<H> {
         return;
       }
       if (current.remove(new Identity<>(first.hold), first)) {
-        due.accept(first.hold);
+        try {
+          due.accept(first.hold);
+        } catch (RuntimeException e) {
+          // The other due holds must still be handed over; this one's backend logs its own.
+          LoggerFactory.getLogger(LeaseEndTimer.class)
+              .warn("A lease end could not be handled: {}", e.toString());
+        }
       }
     }
   }

@@ -46,6 +46,12 @@ public interface LockBackend extends AutoCloseable {
    * already holds it, the backend raises the hold count kept on the server (only if {@link
    * LockOwner#countsHolds()}), extends the lease (never shortening it) and returns the same fencing
    * token. A new grant increments the name's fencing counter, which never goes backwards.
+   *
+   * <p>One acquisition (a call of {@code tryAcquire}, {@code acquire} or {@code acquireAsync} on a
+   * lock) passes one {@code LockOwner} instance to each of its attempts and to its {@link
+   * WaitQueue#abandon}, and every other acquisition a different instance, even with the same owner
+   * id: a backend that keeps state per waiting acquisition tells them apart by identity. The
+   * attempts of one acquisition may run on different threads (an asynchronous acquisition's do).
    */
   CompletableFuture<AcquireResult> tryAcquire(String lockName, LockOwner owner, Duration lease);
 

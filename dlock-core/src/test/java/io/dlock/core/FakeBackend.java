@@ -58,6 +58,10 @@ final class FakeBackend implements LockBackend {
   volatile RenewAnswer onRenew = leases -> CompletableFuture.completedFuture(Set.of());
   volatile ReleaseResult releaseAnswer = ReleaseResult.RELEASED;
 
+  /** The answer to a release; by default {@link #releaseAnswer}. */
+  volatile java.util.function.Function<ReleaseCall, CompletableFuture<ReleaseResult>> onRelease =
+      call -> CompletableFuture.completedFuture(releaseAnswer);
+
   private @Nullable ReleaseSignals releaseSignals;
   private @Nullable WaitQueue waitQueue;
   private @Nullable SessionBoundHolds sessionBoundHolds;
@@ -169,8 +173,9 @@ final class FakeBackend implements LockBackend {
   @Override
   public CompletableFuture<ReleaseResult> release(
       String lockName, LockOwner owner, long fencingToken) {
-    releases.add(new ReleaseCall(lockName, owner, fencingToken));
-    return CompletableFuture.completedFuture(releaseAnswer);
+    ReleaseCall call = new ReleaseCall(lockName, owner, fencingToken);
+    releases.add(call);
+    return onRelease.apply(call);
   }
 
   @Override

@@ -25,8 +25,6 @@ final class HeldLockWatch implements AutoCloseable {
   // The logger of HeldLocks, whose work this is: the log lines keep their category.
   private static final Logger log = LoggerFactory.getLogger(HeldLocks.class);
 
-  private static final TimeUnit NANOS = TimeUnit.NANOSECONDS;
-
   private final ConcurrentHashMap<String, HeldGrant> holdings;
   private final HeldLockStatements statements;
   private final HeldLocks.Connections connections;

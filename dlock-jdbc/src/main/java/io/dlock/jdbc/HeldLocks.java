@@ -91,10 +91,10 @@ final class HeldLocks implements AutoCloseable {
     this.statements = statements;
     this.connections = connections;
     this.records = new GrantRecords(statements, connections);
-    // Each task does I/O on one grant connection, bounded by its network timeout, and there are at
-    // most a few tasks per held lock (an acquisition, a heartbeat, a lease-end check, a release):
-    // the bound is never what a task waits for.
-    this.io = DriverThreads.blockingCalls(threadName + "-io", 4 * maxHeldLocks + 16);
+    // Each task does I/O on one grant connection, bounded by its network timeout, and the held
+    // locks bound the connections; tasks must never queue behind one another (many releases of one
+    // owner id's holds waiting for a stuck connection would delay other grants' lease ends).
+    this.io = DriverThreads.onDemand(threadName + "-io");
     this.maxHeldLocks = maxHeldLocks;
     this.slots = new Semaphore(maxHeldLocks);
     this.retryBound = heartbeatInterval;

@@ -94,7 +94,7 @@ final class QueueAcquisition {
     return watchNotifications.get();
   }
 
-  /** One attempt of {@link io.dlock.spi.LockBackend#tryAcquire}; runs on the acquiring thread. */
+  /** One attempt of {@link io.dlock.spi.LockBackend#tryAcquire}. */
   CompletableFuture<AcquireResult> tryAcquire(
       String lockName, LockOwner lockOwner, Duration lease) {
     String owner = lockOwner.key();
@@ -103,7 +103,7 @@ final class QueueAcquisition {
     String description =
         LockPaths.description(System.currentTimeMillis(), HolderDescription.of(lockOwner));
     long leaseNanos = lease.toNanos();
-    WaiterWakeUps.Registration waiting = wakeUps.asked(lockName, owner);
+    WaiterWakeUps.Registration waiting = wakeUps.asked(lockName, lockOwner);
     // The registration ends before the core sees the grant (and stops watching the lock).
     CompletableFuture<AcquireResult> answer = new CompletableFuture<>();
     calls

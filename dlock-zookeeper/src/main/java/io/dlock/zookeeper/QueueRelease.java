@@ -172,7 +172,7 @@ final class QueueRelease {
   }
 
   CompletableFuture<Void> abandon(String lockName, LockOwner owner) {
-    wakeUps.abandoned(lockName, owner.key()); // on the acquiring thread, as the core calls it
+    wakeUps.abandoned(lockName, owner); // this acquisition's owner instance
     return dropWait(lockName, owner.key());
   }
 

@@ -1,5 +1,6 @@
 package io.dlock.zookeeper;
 
+import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseListener;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,19 +23,31 @@ import org.slf4j.LoggerFactory;
  * session that ends while an attempt is under way still wakes it: the core then tries again rather
  * than sleeping on an answer from the dead session.
  *
- * <p>One registration per lock, owner <em>and acquiring thread</em>: with an owner id, several
- * threads of one client can wait for one lock as the same owner, and one of them being granted the
- * lock or giving up must not unregister the others, which would then sleep through a session
- * change. The core makes every attempt of one acquisition, and its abandon, on the acquiring thread
- * (a thread of its own for an asynchronous acquisition), so the thread tells the acquisitions of
- * one owner apart.
+ * <p>One registration per lock and <em>acquisition</em>: with an owner id, several acquisitions of
+ * one client can wait for one lock as the same owner, and one of them being granted the lock or
+ * giving up must not unregister the others, which would then sleep through a session change. The
+ * core passes one {@link LockOwner} instance to every attempt and to the abandon of one acquisition
+ * and a new one to every other acquisition (see {@link io.dlock.spi.LockBackend#tryAcquire}), so
+ * the instance tells the acquisitions of one owner apart, whatever threads their attempts run on
+ * (an asynchronous acquisition's attempts run on any of the client's threads).
  */
 final class WaiterWakeUps {
   private static final Logger log = LoggerFactory.getLogger(WaiterWakeUps.class);
 
   private final Map<Waiting, Registration> waiting = new ConcurrentHashMap<>();
 
-  private record Waiting(String lockName, String owner, Thread thread) {}
+  /** A lock and one acquisition's owner instance, compared by identity. */
+  private record Waiting(String lockName, LockOwner owner) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Waiting w && w.owner == owner && w.lockName.equals(lockName);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * lockName.hashCode() + System.identityHashCode(owner);
+    }
+  }
 
   /** One attempt's registration; a later attempt of the same acquisition replaces it. */
   static final class Registration {
@@ -45,9 +58,9 @@ final class WaiterWakeUps {
     }
   }
 
-  /** {@code owner} asks for {@code lockName} on the calling thread. */
-  Registration asked(String lockName, String owner) {
-    Waiting key = new Waiting(lockName, owner, Thread.currentThread());
+  /** The acquisition of {@code owner} (this instance) asks for {@code lockName}. */
+  Registration asked(String lockName, LockOwner owner) {
+    Waiting key = new Waiting(lockName, owner);
     Registration registration = new Registration(key);
     waiting.put(key, registration);
     return registration;
@@ -55,16 +68,16 @@ final class WaiterWakeUps {
 
   /**
    * The attempt of {@code registration} was granted the lock. Only that attempt's registration
-   * goes: a grant that arrives late, after its thread gave up and asked again (for the same lock
-   * and owner), leaves the new wait registered.
+   * goes: a grant that arrives late, after its acquisition asked again, leaves the new wait
+   * registered.
    */
   void granted(Registration registration) {
     waiting.remove(registration.key, registration);
   }
 
-  /** {@code owner} gave up waiting for {@code lockName} on the calling thread. */
-  void abandoned(String lockName, String owner) {
-    waiting.remove(new Waiting(lockName, owner, Thread.currentThread()));
+  /** The acquisition of {@code owner} (this instance) gave up waiting for {@code lockName}. */
+  void abandoned(String lockName, LockOwner owner) {
+    waiting.remove(new Waiting(lockName, owner));
   }
 
   /** The number of waits registered; for tests. */
@@ -86,7 +99,7 @@ final class WaiterWakeUps {
       }
       woken++;
       try {
-        listener.released(w.owner());
+        listener.released(w.owner().key());
       } catch (RuntimeException e) {
         log.warn("A release listener of '{}' failed: {}", w.lockName(), e.toString());
       }

@@ -1,0 +1,186 @@
+package io.dlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dlock.Lease;
+import io.dlock.LockClientOptions;
+import io.dlock.LockEventListener;
+import io.dlock.LockTimeoutException;
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Asynchronous acquisitions run in steps on a bounded set of threads: the races of a stop with the
+ * end of a step, a lease nobody takes, callers' slow continuations and the wait of a queued call.
+ * (Found by review; each test failed before its fix.)
+ */
+class AsyncAcquisitionTest {
+
+  private static void await(CountDownLatch latch) {
+    try {
+      assertThat(latch.await(10, TimeUnit.SECONDS)).isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static ReentrantLock runnerLock(Object acquisition) throws Exception {
+    Field f = AsyncAcquisition.class.getDeclaredField("runnerLock");
+    f.setAccessible(true);
+    return (ReentrantLock) f.get(acquisition);
+  }
+
+  @Test
+  void aCloseThatLandsWhileAStepEndsStillEndsTheAcquisition() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock()).withReleaseSignals();
+    AtomicInteger calls = new AtomicInteger();
+    CountDownLatch inSecond = new CountDownLatch(1);
+    CountDownLatch proceed = new CountDownLatch(1);
+    backend.onAcquire =
+        call -> {
+          if (calls.incrementAndGet() == 2) {
+            inSecond.countDown();
+            await(proceed);
+          }
+          return FakeBackend.held(null);
+        };
+    CoreLockClient client = backend.client();
+    CompletableFuture<Lease> future = client.lock("x").acquireAsync(Duration.ofSeconds(60));
+    await(inSecond);
+    // Hold the step at its very end (its finally waits for this lock), after its last check of
+    // whether it was stopped, and close the client then.
+    ReentrantLock lock = runnerLock(future);
+    lock.lock();
+    try {
+      proceed.countDown();
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (!lock.hasQueuedThreads() && System.nanoTime() < until) {
+        Thread.onSpinWait();
+      }
+      assertThat(lock.hasQueuedThreads()).as("the step is in its finally").isTrue();
+      Thread closer = new Thread(client::close);
+      closer.start();
+      until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (!lock.hasQueuedThreads() || lock.getQueueLength() < 2) {
+        if (System.nanoTime() > until) {
+          break;
+        }
+        Thread.onSpinWait(); // the closer waits for the lock too, in stop()
+      }
+    } finally {
+      lock.unlock();
+    }
+    assertThatThrownBy(() -> future.get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasRootCauseMessage("The lock client is closed");
+  }
+
+  @Test
+  void aLeaseForACallerWhoCancelledIsReleasedAndTheAcquisitionEndsOnce() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    List<String> events = new CopyOnWriteArrayList<>();
+    AtomicReference<CompletableFuture<Lease>> future = new AtomicReference<>();
+    LockEventListener listener =
+        new LockEventListener() {
+          @Override
+          public void acquired(String lockName, long token, Duration latency, Duration waited) {
+            events.add("acquired");
+            future.get().cancel(true); // the caller gives up just as the grant arrives
+          }
+
+          @Override
+          public void notAcquired(String lockName, AcquireFailure failure, Duration latency) {
+            events.add("notAcquired:" + failure);
+          }
+        };
+    CountDownLatch go = new CountDownLatch(1);
+    backend.onAcquire =
+        call -> {
+          await(go);
+          return FakeBackend.granted(7);
+        };
+    backend.onRelease = call -> CompletableFuture.failedFuture(new RuntimeException("down"));
+    CoreLockClient client =
+        (CoreLockClient)
+            CoreLockClient.create(
+                backend, LockClientOptions.defaults().withEventListener(listener));
+    future.set(client.lock("y").acquireAsync(Duration.ofSeconds(5)));
+    go.countDown();
+    assertThatThrownBy(() -> future.get().get(10, TimeUnit.SECONDS))
+        .isInstanceOf(java.util.concurrent.CancellationException.class);
+    client.close(); // waits for the acquisition's steps
+    assertThat(events).containsExactly("acquired");
+    assertThat(backend.releases).as("the lease nobody took was released").hasSize(1);
+  }
+
+  @Test
+  void slowContinuationsOfCallersDoNotHoldUpOtherAcquisitions() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    CoreLockClient client = backend.client();
+    CountDownLatch blocked = new CountDownLatch(64);
+    CountDownLatch unblock = new CountDownLatch(1);
+    try {
+      for (int i = 0; i < 64; i++) {
+        client
+            .lock("job-" + i)
+            .acquireAsync(Duration.ofSeconds(1))
+            .thenAccept(
+                lease -> {
+                  blocked.countDown();
+                  await(unblock); // a caller's continuation that blocks
+                });
+      }
+      await(blocked);
+      CompletableFuture<Lease> other = client.lock("free").acquireAsync(Duration.ZERO);
+      assertThat(other.get(10, TimeUnit.SECONDS).isValid()).isTrue();
+    } finally {
+      unblock.countDown();
+      client.close();
+    }
+  }
+
+  @Test
+  void theWaitCountsFromTheCallEvenWhenTheFirstStepWaitsForAThread() throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeBackend backend = new FakeBackend(clock);
+    CountDownLatch stepsBusy = new CountDownLatch(64);
+    CountDownLatch free = new CountDownLatch(1);
+    backend.onAcquire =
+        call -> {
+          if (call.lockName().startsWith("busy-")) {
+            stepsBusy.countDown();
+            await(free); // every acquisition thread is busy with these
+          }
+          return FakeBackend.held(Duration.ofHours(1));
+        };
+    CoreLockClient client = backend.client();
+    try {
+      for (int i = 0; i < 64; i++) {
+        client.lock("busy-" + i).acquireAsync(Duration.ZERO);
+      }
+      await(stepsBusy);
+      CompletableFuture<Lease> queued = client.lock("late").acquireAsync(Duration.ofSeconds(5));
+      clock.advance(Duration.ofSeconds(6)); // the wait passes while the call waits for a thread
+      free.countDown();
+      assertThatThrownBy(() -> queued.get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .hasCauseInstanceOf(LockTimeoutException.class);
+      assertThat(backend.acquires.stream().filter(c -> c.lockName().equals("late")))
+          .as("one attempt, as a blocking caller makes, and no wait after it")
+          .hasSize(1);
+    } finally {
+      client.close();
+    }
+  }
+}
