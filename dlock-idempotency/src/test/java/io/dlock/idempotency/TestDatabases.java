@@ -4,6 +4,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.dlock.idempotency.jdbc.JdbcIdempotency;
 import io.dlock.idempotency.jdbc.JdbcIdempotencySettings;
+import io.dlock.testkit.server.MariaDbServerProcess;
+import io.dlock.testkit.server.PostgresServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -13,8 +15,8 @@ import org.h2.tools.Server;
 
 /**
  * The databases the tests run on: H2 in memory (served over TCP on a free loopback port, so that a
- * separate JVM can share it), and PostgreSQL and MariaDB when {@code DLOCK_TEST_POSTGRES_URL} and
- * {@code DLOCK_TEST_MYSQL_URL} are set.
+ * separate JVM can share it), and PostgreSQL and MariaDB: the servers {@code
+ * DLOCK_TEST_POSTGRES_URL} and {@code DLOCK_TEST_MYSQL_URL} name, or else embedded ones.
  */
 final class TestDatabases {
   static final String POSTGRES_URL_VARIABLE = "DLOCK_TEST_POSTGRES_URL";
@@ -22,17 +24,33 @@ final class TestDatabases {
 
   private TestDatabases() {}
 
+  /** The external PostgreSQL if configured, else an embedded one (started on first use). */
   static Optional<String> postgres() {
-    return env(POSTGRES_URL_VARIABLE);
+    return env(POSTGRES_URL_VARIABLE)
+        .or(() -> embedded(() -> PostgresServerProcess.shared().url()));
   }
 
+  /** The external MariaDB if configured, else an embedded one (started on first use). */
   static Optional<String> mariaDb() {
-    return env(MYSQL_URL_VARIABLE);
+    return env(MYSQL_URL_VARIABLE).or(() -> embedded(() -> MariaDbServerProcess.shared().url()));
+  }
+
+  /** An embedded server's URL; empty, with the reason printed, where it cannot run here. */
+  private static Optional<String> embedded(java.util.function.Supplier<String> start) {
+    try {
+      return Optional.of(start.get());
+    } catch (RuntimeException e) {
+      System.out.println("No embedded server: " + e.getMessage());
+      return Optional.empty();
+    }
   }
 
   /** Prints why a database's tests are skipped, and returns the reason. */
   static String skipReason(String variable) {
-    String reason = variable + " is not set: skipping the tests on this database";
+    String reason =
+        variable
+            + " is not set and the embedded server cannot run on this machine (see above):"
+            + " skipping the tests on this database";
     System.out.println("SKIPPED: " + reason);
     return reason;
   }

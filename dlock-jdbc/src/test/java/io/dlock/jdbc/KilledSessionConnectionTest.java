@@ -41,18 +41,14 @@ class KilledSessionConnectionTest {
 
   @Test
   void mariaDbFixedLeaseHolderLearnsItFromTheHeartbeat() throws Exception {
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
-    killHolderConnection(TestDatabases.externalMariaDb().orElseThrow(), false);
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    killHolderConnection(TestDatabases.mariaDb().orElseThrow(), false);
   }
 
   @Test
   void mariaDbRenewedLeaseHolderLearnsItFromItsRenewal() throws Exception {
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
-    killHolderConnection(TestDatabases.externalMariaDb().orElseThrow(), true);
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    killHolderConnection(TestDatabases.mariaDb().orElseThrow(), true);
   }
 
   private static void killHolderConnection(String url, boolean renewed) throws Exception {

@@ -1,16 +1,18 @@
 package io.dlock.jdbc;
 
-import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.condition.EnabledIf;
 
-/** The contract suite on the MariaDB named by {@code DLOCK_TEST_MYSQL_URL}, row locks. */
-@EnabledIfEnvironmentVariable(
-    named = TestDatabases.MYSQL_URL_VARIABLE,
-    matches = ".+",
-    disabledReason = "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against")
+/**
+ * The contract suite on the MariaDB named by {@code DLOCK_TEST_MYSQL_URL}, else an embedded one,
+ * row locks.
+ */
+@EnabledIf(
+    value = "io.dlock.jdbc.TestDatabases#hasMariaDb",
+    disabledReason = TestDatabases.NO_MARIADB)
 class MariaDbRowContractTest extends JdbcLockContractTest {
   @Override
   protected String url() {
-    return TestDatabases.externalMariaDb().orElseThrow();
+    return TestDatabases.mariaDb().orElseThrow();
   }
 
   @Override

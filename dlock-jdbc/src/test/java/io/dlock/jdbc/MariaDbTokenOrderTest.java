@@ -50,10 +50,8 @@ class MariaDbTokenOrderTest {
   }
 
   private static void delayedAcquisitionKeepsTokenOrder(boolean rowExists) throws Exception {
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
-    String url = TestDatabases.externalMariaDb().orElseThrow();
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    String url = TestDatabases.mariaDb().orElseThrow();
     JdbcLockSettings settings = JdbcLockSettings.of(url).withTable(TABLE).withCreateSchema(true);
     String name = "order-" + UUID.randomUUID();
     try (LockClient delayed = JdbcLocks.newClient(settings, LockClientOptions.defaults());
@@ -98,8 +96,8 @@ class MariaDbTokenOrderTest {
 
   @AfterEach
   void dropTrigger() throws SQLException {
-    if (TestDatabases.externalMariaDb().isPresent()) {
-      try (Connection admin = DriverManager.getConnection(TestDatabases.externalMariaDb().get())) {
+    if (TestDatabases.mariaDb().isPresent()) {
+      try (Connection admin = DriverManager.getConnection(TestDatabases.mariaDb().get())) {
         execute(admin, "DROP TRIGGER IF EXISTS " + TABLE + "_pause");
       }
     }

@@ -32,8 +32,7 @@ class OwnerIdLateReleaseTest {
     List<Arguments> cases = new ArrayList<>();
     for (JdbcLockMode mode : List.of(JdbcLockMode.SESSION, JdbcLockMode.ROW)) {
       cases.add(Arguments.of("postgres", TestDatabases.postgres(), mode));
-      TestDatabases.externalMariaDb()
-          .ifPresent(url -> cases.add(Arguments.of("mariadb", url, mode)));
+      TestDatabases.mariaDb().ifPresent(url -> cases.add(Arguments.of("mariadb", url, mode)));
     }
     return cases;
   }

@@ -40,11 +40,9 @@ class ReleaseThenSettingsFailTest {
 
   @Test
   void mariaDbSessionReleaseIsReleasedWhenTheResetAfterTheUnlockFails() throws Exception {
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
     releasedDespiteTheReset(
-        TestDatabases.externalMariaDb().orElseThrow(), JdbcLockMode.SESSION, "= DEFAULT");
+        TestDatabases.mariaDb().orElseThrow(), JdbcLockMode.SESSION, "= DEFAULT");
   }
 
   private static void releasedDespiteTheReset(String url, JdbcLockMode mode, String resetMarker)

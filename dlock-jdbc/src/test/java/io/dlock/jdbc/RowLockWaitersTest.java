@@ -45,10 +45,8 @@ class RowLockWaitersTest {
 
   @Test
   void mariaDbWaitersGiveUpAtTheirBoundHoldingNoConnection() throws Exception {
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
-    waitersGiveUpAtTheirBound(TestDatabases.externalMariaDb().orElseThrow());
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    waitersGiveUpAtTheirBound(TestDatabases.mariaDb().orElseThrow());
   }
 
   private static void waitersGiveUpAtTheirBound(String url) throws Exception {

@@ -137,9 +137,7 @@ class ServerEndedSessionTest {
     if (database.equals("postgres")) {
       return TestDatabases.postgres();
     }
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
-    return TestDatabases.externalMariaDb().orElseThrow();
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    return TestDatabases.mariaDb().orElseThrow();
   }
 }

@@ -63,10 +63,8 @@ class SilentHolderTest {
   }
 
   private static String mariaDb() {
-    assumeTrue(
-        TestDatabases.externalMariaDb().isPresent(),
-        "DLOCK_TEST_MYSQL_URL is not set: no MariaDB to test against");
-    return TestDatabases.externalMariaDb().orElseThrow();
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    return TestDatabases.mariaDb().orElseThrow();
   }
 
   private static void silentHolderIsReplaced(String url, JdbcLockMode mode) throws Exception {

@@ -1,11 +1,13 @@
 package io.dlock.jdbc;
 
+import io.dlock.testkit.server.MariaDbServerProcess;
 import io.dlock.testkit.server.PostgresServerProcess;
 import java.util.Optional;
 
 /**
  * The databases the tests run on: H2 in process; PostgreSQL from {@code DLOCK_TEST_POSTGRES_URL} or
- * else an embedded server; MariaDB from {@code DLOCK_TEST_MYSQL_URL}, or none.
+ * else an embedded server; MariaDB from {@code DLOCK_TEST_MYSQL_URL}, or else an embedded server
+ * (skipped, with the reason, where it cannot run).
  */
 final class TestDatabases {
   static final String POSTGRES_URL_VARIABLE = "DLOCK_TEST_POSTGRES_URL";
@@ -24,6 +26,38 @@ final class TestDatabases {
 
   static Optional<String> externalMariaDb() {
     return nonEmpty(System.getenv(MYSQL_URL_VARIABLE));
+  }
+
+  /** Why the MariaDB tests are skipped, when they are. */
+  static final String NO_MARIADB =
+      "no MariaDB: DLOCK_TEST_MYSQL_URL is not set and the embedded MariaDB cannot run on this"
+          + " machine (the reason is logged as a warning)";
+
+  /**
+   * The external MariaDB if configured, else the embedded one (started on first use); empty, with
+   * the reason logged once, where neither can be had.
+   */
+  static Optional<String> mariaDb() {
+    Optional<String> external = externalMariaDb();
+    if (external.isPresent()) {
+      return external;
+    }
+    try {
+      return Optional.of(MariaDbServerProcess.shared().url());
+    } catch (RuntimeException e) {
+      if (!embeddedMariaDbFailureLogged) {
+        embeddedMariaDbFailureLogged = true;
+        org.slf4j.LoggerFactory.getLogger(TestDatabases.class).warn("{}", e.getMessage());
+      }
+      return Optional.empty();
+    }
+  }
+
+  private static volatile boolean embeddedMariaDbFailureLogged;
+
+  /** Whether there is a MariaDB to test against (for {@code @EnabledIf}). */
+  static boolean hasMariaDb() {
+    return mariaDb().isPresent();
   }
 
   /** The external PostgreSQL if configured, else the embedded one (started on first use). */
