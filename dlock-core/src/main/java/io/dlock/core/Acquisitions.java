@@ -39,46 +39,6 @@ final class Acquisitions {
   private final LockEvents lockEvents;
   private final LeaseRenewer renewer;
 
-  /**
-   * One acquisition call: its lock and owner, its deadline, and what its last failed attempt saw. A
-   * blocking call runs it on the caller's thread ({@link #acquire}); an asynchronous one in steps
-   * ({@link AsyncAcquisition}); both through the same methods below.
-   */
-  final class Acquisition {
-    final GrantKey key;
-    final String name;
-    final LockOwner owner;
-    final LockOptions lockOptions;
-    final long waitNanos;
-    final long startedAt;
-    final Deadline deadline;
-
-    /** When the wait began on the client's clock (never 0), or 0 if it did not wait. */
-    long waitStartedAt;
-
-    /** The holder's remaining lease seen by the last failed attempt, if the backend told it. */
-    @Nullable Duration holderRemaining;
-
-    private @Nullable RetryBackoff backoff;
-    ReleaseWaiters.@Nullable Waiter waiter;
-
-    private Acquisition(GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
-      this.key = key;
-      this.name = key.lockName();
-      this.lockOptions = lockOptions;
-      this.waitNanos = waitNanos;
-      this.startedAt = startedAt;
-      this.owner = lockOptions.ownerId().map(LockOwner::ofOwnerId).orElseGet(OwnerTokens::next);
-      // From the call, not from this step: an asynchronous acquisition may wait for a free thread.
-      this.deadline = Deadline.after(clock, startedAt, Duration.ofNanos(waitNanos));
-    }
-
-    boolean signalled() {
-      ReleaseWaiters.Waiter w = waiter;
-      return w != null && w.signalled;
-    }
-  }
-
   Acquisitions(
       CoreLockClient client,
       LockBackend backend,
@@ -170,7 +130,7 @@ final class Acquisitions {
 
   /** A new acquisition with a fresh owner (or the caller's owner id) and its deadline. */
   Acquisition begin(GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
-    return new Acquisition(key, lockOptions, waitNanos, startedAt);
+    return new Acquisition(clock, key, lockOptions, waitNanos, startedAt);
   }
 
   /**

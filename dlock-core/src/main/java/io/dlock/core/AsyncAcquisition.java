@@ -54,7 +54,7 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   /** Counts the waits: a timer task wakes only the wait it was set for. */
   private final AtomicLong waits = new AtomicLong();
 
-  private Acquisitions.@Nullable Acquisition acquisition; // set by the first step
+  private @Nullable Acquisition acquisition; // set by the first step
   private volatile @Nullable Future<?> wakeUp;
   private volatile boolean closing;
 
@@ -193,7 +193,7 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
       deliver(reentered);
       return;
     }
-    Acquisitions.Acquisition a = acquisitions.begin(key, lockOptions, waitNanos, startedAt);
+    Acquisition a = acquisitions.begin(key, lockOptions, waitNanos, startedAt);
     acquisition = a;
     // One attempt at least, as a blocking caller makes, even if the wait passed while this step
     // waited for a thread; a single one then.
@@ -209,12 +209,12 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   }
 
   private void nextStep() {
-    Acquisitions.Acquisition a = acquisition;
+    Acquisition a = acquisition;
     acquisitions.afterWait(a);
     retryOrWait(a);
   }
 
-  private void retryOrWait(Acquisitions.Acquisition a) {
+  private void retryOrWait(Acquisition a) {
     Lease lease = acquisitions.retry(a);
     if (lease != null) {
       finish(lease, null);
@@ -258,7 +258,7 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     if (pending != null) {
       pending.cancel(false);
     }
-    Acquisitions.Acquisition a = acquisition;
+    Acquisition a = acquisition;
     RuntimeException outcome = failure;
     if (a != null) {
       try {
