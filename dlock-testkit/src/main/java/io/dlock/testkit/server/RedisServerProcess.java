@@ -172,11 +172,7 @@ public final class RedisServerProcess implements AutoCloseable {
   @Override
   public void close() {
     kill();
-    try (var files = Files.walk(workDir)) {
-      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException ignored) {
-      // A temporary directory left behind is harmless.
-    }
+    TempDirectories.deleteQuietly(workDir);
   }
 
   private void startProcess() {
