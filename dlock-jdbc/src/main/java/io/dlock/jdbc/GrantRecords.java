@@ -2,6 +2,7 @@ package io.dlock.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,26 +28,21 @@ final class GrantRecords {
    * Records a new grant where the mode records apart (row mode; session mode recorded it in the
    * lock statement), through a connection of its own.
    *
-   * @return false if another grant's record is live: the grant must then be undone
+   * @return the grant as recorded (row mode on MySQL draws its token here), or null if another
+   *     grant's record is live: the grant must then be undone
    */
-  boolean record(
-      String name,
-      String owner,
-      String holder,
-      HeldLockStatements.Granted granted,
-      long leaseMillis)
+  HeldLockStatements.@Nullable Granted record(
+      String name, String owner, String holder, HeldLockStatements.Granted locked, long leaseMillis)
       throws SQLException {
-    if (statements.recordsApart()) {
-      try (Connection other = connections.open()) {
-        if (!other.getAutoCommit()) {
-          other.setAutoCommit(true);
-        }
-        if (!statements.record(other, name, owner, holder, granted, leaseMillis)) {
-          return false;
-        }
-      }
+    if (!statements.recordsApart()) {
+      return locked;
     }
-    return true;
+    try (Connection other = connections.open()) {
+      if (!other.getAutoCommit()) {
+        other.setAutoCommit(true);
+      }
+      return statements.record(other, name, owner, holder, locked, leaseMillis);
+    }
   }
 
   /**

@@ -69,13 +69,14 @@ abstract class HeldLockStatements {
   /**
    * Records the grant through {@code other}, an autocommit connection; see {@link #recordsApart}.
    *
-   * @return false if another grant's record is live (its holder may still trust it): the grant must
-   *     then be undone
+   * @return the grant as recorded (with its token, where the mode draws it here), or null if
+   *     another grant's record is live (its holder may still trust it): the grant must then be
+   *     undone
    */
-  boolean record(
-      Connection other, String name, String owner, String holder, Granted granted, long leaseMillis)
+  @Nullable Granted record(
+      Connection other, String name, String owner, String holder, Granted locked, long leaseMillis)
       throws SQLException {
-    return true;
+    return locked;
   }
 
   /**

@@ -197,15 +197,16 @@ final class HeldLocks implements AutoCloseable {
       poolNetworkTimeout = grants.boundSocket(c);
       // The database ends the session by itself once it idled past the lease (plus the margin):
       // a live holder is never idle that long (renewals and heartbeats run statements on it).
-      HeldLockStatements.Granted granted =
+      HeldLockStatements.Granted locked =
           statements.lock(c, name, owner, holder, leaseMillis, grants.horizonMillis(leaseMillis));
-      if (granted == null) {
+      if (locked == null) {
         clean = true;
         // The database frees a lock silently when its holder's connection dies: re-check at least
         // once per heartbeat interval (PostgreSQL's NOTIFY wakes waiters sooner on a release).
         return new AcquireResult.Held(retryBound);
       }
-      if (!records.record(name, owner, holder, granted, leaseMillis)) {
+      HeldLockStatements.Granted granted = records.record(name, owner, holder, locked, leaseMillis);
+      if (granted == null) {
         // Another grant's record is live: its holder may still trust a lock that the server
         // freed with its session. Undone by discarding the connection; asked again later.
         return new AcquireResult.Held(retryBound);

@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  * {@code jdbc:h2:} URLs for {@link io.dlock.LockClients}; the backend pools its own connections.
  * Properties: {@code username} and {@code password} (replacing any in the URL), {@code mode}
  * ({@code lease-row}, the default, {@code session} or {@code row}), {@code table}, {@code
- * createSchema} ({@code true} or {@code false}).
+ * createSchema} ({@code true} or {@code false}), {@code database} ({@code mysql} to run the MySQL
+ * statements on MariaDB; by default read from the connection).
  */
 public final class JdbcBackendProvider implements LockBackendProvider {
   private static final String[] PREFIXES = {
@@ -38,8 +39,8 @@ public final class JdbcBackendProvider implements LockBackendProvider {
   /**
    * {@inheritDoc}
    *
-   * @throws IllegalArgumentException if {@code mode}, {@code table} or {@code createSchema} is not
-   *     one of the allowed values, naming the property and what it allows
+   * @throws IllegalArgumentException if {@code mode}, {@code table}, {@code database} or {@code
+   *     createSchema} is not one of the allowed values, naming the property and what it allows
    */
   @Override
   public LockBackend connect(
@@ -52,6 +53,10 @@ public final class JdbcBackendProvider implements LockBackendProvider {
     String table = properties.get("table");
     if (table != null) {
       settings = settings.withTable(table);
+    }
+    String database = properties.get("database");
+    if (database != null) {
+      settings = settings.withDatabase(JdbcDatabase.of(database));
     }
     String createSchema = properties.get("createSchema");
     if (createSchema != null) {

@@ -121,7 +121,7 @@ public final class JdbcLockBackend
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      JdbcDialect dialect = JdbcDialect.detect(c);
+      JdbcDialect dialect = JdbcDialect.detect(c, settings.database());
       LockStatements statements =
           dialect.leaseRowStatements(settings.table(), settings.statementTimeout());
       HeldLockStatements held = heldStatementsFor(settings, dialect, c);
@@ -168,7 +168,7 @@ public final class JdbcLockBackend
     return dataSource;
   }
 
-  /** The dialect in use: {@code PostgreSQL}, {@code MariaDB} or {@code H2}. */
+  /** The dialect in use: {@code PostgreSQL}, {@code MariaDB}, {@code MySQL} or {@code H2}. */
   public String dialect() {
     return statements.dialect();
   }

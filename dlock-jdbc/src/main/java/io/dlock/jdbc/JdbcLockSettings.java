@@ -41,6 +41,7 @@ public final class JdbcLockSettings {
   private final int maxConcurrentCalls;
   private final int maxHeldLocks;
   private final Duration heartbeatInterval;
+  private final @Nullable JdbcDatabase database;
 
   private JdbcLockSettings(Copy c) {
     this.dataSource = c.dataSource;
@@ -55,6 +56,7 @@ public final class JdbcLockSettings {
     this.maxConcurrentCalls = c.maxConcurrentCalls;
     this.maxHeldLocks = c.maxHeldLocks;
     this.heartbeatInterval = c.heartbeatInterval;
+    this.database = c.database;
   }
 
   /** The mutable copy every {@code with...} changes one field of before building a new value. */
@@ -71,6 +73,7 @@ public final class JdbcLockSettings {
     int maxConcurrentCalls = 4;
     int maxHeldLocks = 16;
     Duration heartbeatInterval = Duration.ofSeconds(1);
+    @Nullable JdbcDatabase database;
 
     Copy() {}
 
@@ -87,6 +90,7 @@ public final class JdbcLockSettings {
       maxConcurrentCalls = s.maxConcurrentCalls;
       maxHeldLocks = s.maxHeldLocks;
       heartbeatInterval = s.heartbeatInterval;
+      database = s.database;
     }
   }
 
@@ -181,6 +185,21 @@ public final class JdbcLockSettings {
   public JdbcLockSettings withCreateSchema(boolean createSchema) {
     Copy c = new Copy(this);
     c.createSchema = createSchema;
+    return new JdbcLockSettings(c);
+  }
+
+  /**
+   * The same settings, speaking to the database as {@code database} instead of as its metadata
+   * says. Only {@link JdbcDatabase#MYSQL} on MariaDB differs from what detection picks (MariaDB
+   * runs the MySQL statements unchanged); any other mismatch is refused at connect. The dialects
+   * keep their fencing counters apart (a sequence, counter rows), so a table's tokens do not carry
+   * over when its dialect changes: use a new table then.
+   *
+   * @param database the database, or null to read it from the connection's metadata (the default)
+   */
+  public JdbcLockSettings withDatabase(@Nullable JdbcDatabase database) {
+    Copy c = new Copy(this);
+    c.database = database;
     return new JdbcLockSettings(c);
   }
 
@@ -283,6 +302,11 @@ public final class JdbcLockSettings {
 
   public String table() {
     return table;
+  }
+
+  /** The database named by {@link #withDatabase}, or null to read it from the metadata. */
+  public @Nullable JdbcDatabase database() {
+    return database;
   }
 
   public boolean createSchema() {

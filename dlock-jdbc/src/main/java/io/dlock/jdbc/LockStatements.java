@@ -104,8 +104,18 @@ abstract class LockStatements {
     return List.of(schemaResource(), schemaResource().replace("-v1.sql", "-v2.sql"));
   }
 
-  /** A statement that reads one value from the fencing sequence, to check the privilege on it. */
+  /** A statement that uses the fencing counter as acquisition does, to check the privilege. */
   abstract String probeSequence();
+
+  /** The fencing counter, for messages: the sequence {@code <table>_fence} where there is one. */
+  String fenceObject() {
+    return "the sequence " + table + "_fence";
+  }
+
+  /** The privilege that {@link #probeSequence()} needs. */
+  String fencePrivilege() {
+    return "USAGE (or SELECT)";
+  }
 
   /**
    * One atomic attempt: insert the row, take over an expired one (new fencing token), or re-enter
@@ -286,7 +296,7 @@ abstract class LockStatements {
   void probe(Connection c) throws SQLException, SchemaProblem {
     probeStep(c, probeRead, "read", "SELECT");
     probeStep(c, probeWrite, "update", "SELECT, INSERT, UPDATE, DELETE");
-    probeStep(c, probeSequence(), "use the sequence " + table + "_fence of", "USAGE (or SELECT)");
+    probeStep(c, probeSequence(), "use " + fenceObject() + " of", fencePrivilege());
   }
 
   void probeStep(Connection c, String sql, String what, String privilege) throws SchemaProblem {
@@ -322,9 +332,9 @@ abstract class LockStatements {
         throw new SchemaProblem(
             "the lock table '"
                 + table
-                + "', a table next to it or its sequence '"
-                + table
-                + "_fence' is missing (or lacks a column): create them with the DDL in "
+                + "', a table next to it or "
+                + fenceObject()
+                + " is missing (or lacks a column): create them with the DDL in "
                 + String.join(" then ", schemaResources())
                 + " (printed in docs/jdbc.md), or let dlock create them with"
                 + " JdbcLockSettings.withCreateSchema(true) ["

@@ -8,10 +8,12 @@ import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * MariaDB 10.5+: acquisition is one {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING}. MySQL
- * and MariaDB apply the assignments of {@code ON DUPLICATE KEY UPDATE} left to right, each seeing
- * the ones before, so the order below matters: every decision reads the old expiry, which is
- * assigned last; the hold count reads the old owner too, which is assigned after it.
+ * MariaDB 10.5+: the MySQL family's lease rows ({@link MySqlLeaseRowStatements}: its transaction,
+ * release and renewal), with the attempt in one {@code INSERT ... ON DUPLICATE KEY UPDATE ...
+ * RETURNING} and tokens from a sequence, where MySQL needs a read and a counter row. The
+ * assignments of {@code ON DUPLICATE KEY UPDATE} apply left to right, each seeing the ones before,
+ * so the order below matters: every decision reads the old expiry, which is assigned last; the hold
+ * count reads the old owner too, which is assigned after it.
  *
  * <p>The fencing token is drawn only once this statement holds the row: in {@code ON DUPLICATE KEY
  * UPDATE} (which runs under the row's exclusive lock), or, for a row this statement inserted (with
@@ -23,8 +25,8 @@ import java.time.Duration;
  * session's time zone, so clients with different time zones agree on expiry; like {@code NOW()}, it
  * is the same throughout one statement.
  */
-final class MariaDbLeaseRowStatements extends LockStatements {
-  private static final String NOW = MariaDbDialect.NOW_MILLIS;
+final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
+  private static final String NOW = MySqlDialect.NOW_MILLIS;
 
   private final String acquire;
   private final String drawToken;
@@ -66,11 +68,6 @@ final class MariaDbLeaseRowStatements extends LockStatements {
   }
 
   @Override
-  String nowMillis() {
-    return NOW;
-  }
-
-  @Override
   String schemaResource() {
     return "io/dlock/jdbc/schema/mariadb-v1.sql";
   }
@@ -81,39 +78,25 @@ final class MariaDbLeaseRowStatements extends LockStatements {
     return "SELECT NEXTVAL(" + table + "_fence)";
   }
 
-  /**
-   * One transaction: a row inserted here stays locked until its token is drawn. Four round trips
-   * (autocommit off, the upsert, for a new row the draw, autocommit on, which commits), so that a
-   * grant over a slow network still arrives within its lease: six, with a separate commit and a
-   * draw and read apart, made grants arrive after a 2 s lease at 200 ms each way (the fault suite's
-   * {@code delay} scenario).
-   */
   @Override
-  AcquireResult acquire(
-      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
-      throws SQLException {
-    c.setAutoCommit(false);
-    boolean committed = false;
-    try {
-      AcquireResult result = upsert(c, name, owner, countsHolds, holder, leaseMillis);
-      c.setAutoCommit(true); // commits the transaction (JDBC and MariaDB both say so)
-      committed = true;
-      return result;
-    } finally {
-      if (!committed) {
-        try {
-          c.rollback();
-          c.setAutoCommit(true);
-        } catch (SQLException ignored) {
-          // A failed rollback leaves autocommit off: turning it on would commit what the
-          // transaction did. The pool rolls back or discards the connection; the caller gets the
-          // first failure.
-        }
-      }
-    }
+  String fenceObject() {
+    return "the sequence " + table + "_fence";
   }
 
-  private AcquireResult upsert(
+  @Override
+  String fencePrivilege() {
+    return "USAGE (or SELECT)";
+  }
+
+  /**
+   * The upsert, and for a new row the draw: four round trips with the transaction's (autocommit
+   * off, the upsert, for a new row the draw, autocommit on, which commits), so that a grant over a
+   * slow network still arrives within its lease: six, with a separate commit and a draw and read
+   * apart, made grants arrive after a 2 s lease at 200 ms each way (the fault suite's {@code delay}
+   * scenario).
+   */
+  @Override
+  AcquireResult attempt(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {

@@ -4,10 +4,14 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 
-/** MariaDB: {@code NOWAIT} fails with error 1205; killing a holder is {@code KILL}. */
-final class MariaDbRowLockStatements extends RowLockStatements {
+/**
+ * MariaDB: the MySQL family's row locks ({@link MySqlRowLockStatements}), with the token drawn from
+ * the sequence in the locking statement itself, and lock waits bounded within one statement ({@code
+ * SET STATEMENT ... FOR}, {@code FOR UPDATE WAIT n}) instead of around it.
+ */
+final class MariaDbRowLockStatements extends MySqlRowLockStatements {
   MariaDbRowLockStatements(String table, Duration statementTimeout) {
-    super(table, statementTimeout, MariaDbDialect.NOW_MILLIS);
+    super(table, statementTimeout);
   }
 
   @Override
@@ -15,20 +19,9 @@ final class MariaDbRowLockStatements extends RowLockStatements {
     return "NEXTVAL(" + table + "_fence)";
   }
 
-  /** The server closes a connection idle past {@code wait_timeout}, in a transaction or not. */
   @Override
-  void bound(Connection c, long idleMillis) throws SQLException {
-    MariaDbDialect.boundIdle(this, c, idleMillis);
-  }
-
-  @Override
-  void unbound(Connection c) throws SQLException {
-    MariaDbDialect.resetIdle(this, c);
-  }
-
-  @Override
-  String sessionIdSql() {
-    return "CONNECTION_ID()";
+  Granted drawApart(Connection other, String name, Granted locked) {
+    return locked; // drawn in the locking statement
   }
 
   @Override
@@ -50,42 +43,10 @@ final class MariaDbRowLockStatements extends RowLockStatements {
   }
 
   @Override
-  boolean busy(SQLException e) {
-    return e.getErrorCode() == 1205 || e.getErrorCode() == 3572;
-  }
-
-  @Override
-  boolean insertsWithoutWaiting() {
-    return false;
-  }
-
-  @Override
-  String insertRecordSql() {
-    return insertValues().replaceFirst("INSERT INTO", "INSERT IGNORE INTO");
-  }
-
-  @Override
-  String sessionAlive() {
-    return "h.session_id IN (SELECT ID FROM information_schema.PROCESSLIST)";
-  }
-
-  @Override
-  void endSession(Connection admin, String name, long sessionId) throws SQLException {
-    execute(admin, "KILL CONNECTION ?", sessionId);
-    // The killed transaction rolls back as the connection ends: wait for the row to be free.
-    boolean auto = admin.getAutoCommit();
-    admin.setAutoCommit(false);
-    try {
-      execute(
-          admin,
-          "SELECT name FROM "
-              + table
-              + "_rows WHERE name = ? FOR UPDATE WAIT "
-              + Math.max(1, queryTimeoutSeconds - 1),
-          name);
-    } finally {
-      admin.rollback();
-      admin.setAutoCommit(auto);
-    }
+  void waitForRow(Connection admin, String name, int seconds) throws SQLException {
+    execute(
+        admin,
+        "SELECT name FROM " + table + "_rows WHERE name = ? FOR UPDATE WAIT " + seconds,
+        name);
   }
 }

@@ -15,8 +15,9 @@ import org.jspecify.annotations.Nullable;
  * holds the row, so a waiter never blocks in the database past its bound and holds no connection
  * between attempts.
  *
- * <p>The fencing token is drawn from the sequence {@code <table>_fence} in the locking statement. A
- * counter column bumped inside the holding transaction would roll back with a holder whose
+ * <p>The fencing token is drawn from the sequence {@code <table>_fence} in the locking statement
+ * (MySQL, which has none, draws it from a counter row in autocommit once the row is locked: {@link
+ * #drawApart}). A counter bumped inside the holding transaction would roll back with a holder whose
  * connection dies, and the next holder would get the same token again; a sequence never goes back.
  * The grant is recorded in {@code <table>_held} through another connection, since the holding
  * transaction's own writes are invisible to others until it ends.
@@ -228,24 +229,35 @@ abstract class RowLockStatements extends HeldLockStatements {
    * any grant whose session ended before ours began is seen.
    */
   @Override
-  boolean record(
-      Connection other, String name, String owner, String holder, Granted granted, long leaseMillis)
+  @Nullable Granted record(
+      Connection other, String name, String owner, String holder, Granted locked, long leaseMillis)
       throws SQLException {
+    Granted granted = drawApart(other, name, locked);
     if (update(
-            other,
-            takeOver,
-            owner,
-            granted.token(),
-            holder,
-            leaseMillis,
-            granted.sessionId(),
-            name,
-            granted.token())
-        > 0) {
-      return true;
+                other,
+                takeOver,
+                owner,
+                granted.token(),
+                holder,
+                leaseMillis,
+                granted.sessionId(),
+                name,
+                granted.token())
+            > 0
+        || insertRecord(
+            other, name, owner, granted.token(), holder, leaseMillis, granted.sessionId())) {
+      return granted;
     }
-    return insertRecord(
-        other, name, owner, granted.token(), holder, leaseMillis, granted.sessionId());
+    return null;
+  }
+
+  /**
+   * The grant with its fencing token, where the dialect draws it apart from the locking statement
+   * (through {@code other}, in autocommit, while the row is locked); as it is where {@link
+   * #nextToken()} drew it.
+   */
+  Granted drawApart(Connection other, String name, Granted locked) throws SQLException {
+    return locked;
   }
 
   /**

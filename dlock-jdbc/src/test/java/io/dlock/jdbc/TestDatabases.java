@@ -12,6 +12,10 @@ import java.util.Optional;
 final class TestDatabases {
   static final String POSTGRES_URL_VARIABLE = "DLOCK_TEST_POSTGRES_URL";
   static final String MYSQL_URL_VARIABLE = "DLOCK_TEST_MYSQL_URL";
+  static final String MYSQL8_URL_VARIABLE = "DLOCK_TEST_MYSQL8_URL";
+
+  /** The table of the MySQL dialect's tests, apart from the MariaDB dialect's on one server. */
+  static final String MYSQL_TABLE = "dlock_test_mysql";
 
   /** The table every test uses; names are unique per test, so tests never share a lock. */
   static final String TABLE = "dlock_test_locks";
@@ -55,6 +59,30 @@ final class TestDatabases {
 
   private static volatile boolean embeddedMariaDbFailureLogged;
 
+  /** Why the MySQL 8 tests are skipped, when they are. */
+  static final String NO_MYSQL8 =
+      "no MySQL 8: DLOCK_TEST_MYSQL8_URL is not set (MySQL 8 server binaries are not on Maven"
+          + " Central; the MySQL dialect runs on MariaDB in the MySqlOnMariaDb* tests)";
+
+  /** The MySQL 8 named by {@code DLOCK_TEST_MYSQL8_URL} (a {@code jdbc:mysql:} URL), if any. */
+  static Optional<String> mySql8() {
+    return nonEmpty(System.getenv(MYSQL8_URL_VARIABLE));
+  }
+
+  /** Whether there is a MySQL 8 to test against (for {@code @EnabledIf}). */
+  static boolean hasMySql8() {
+    return mySql8().isPresent();
+  }
+
+  /** Settings of the MySQL dialect, on MariaDB or MySQL 8, in its own table. */
+  static JdbcLockSettings mySqlSettings(String url, JdbcLockMode mode) {
+    return JdbcLockSettings.of(url)
+        .withTable(MYSQL_TABLE)
+        .withCreateSchema(true)
+        .withMode(mode)
+        .withDatabase(JdbcDatabase.MYSQL);
+  }
+
   /** Whether there is a MariaDB to test against (for {@code @EnabledIf}). */
   static boolean hasMariaDb() {
     return mariaDb().isPresent();
@@ -71,7 +99,10 @@ final class TestDatabases {
     if (url.startsWith("jdbc:postgresql:")) {
       return "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
     }
-    if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+    if (url.startsWith("jdbc:mysql:")) {
+      return "jdbc:mysql://127.0.0.1:" + port + "/test?user=root";
+    }
+    if (url.startsWith("jdbc:mariadb:")) {
       return "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
     }
     return "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:nowhere";
