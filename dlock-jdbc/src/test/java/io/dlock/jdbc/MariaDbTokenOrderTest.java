@@ -26,33 +26,49 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Lease rows on MariaDB: fencing tokens increase in the order of the grants, also when an
- * acquisition is delayed inside the database after its statement began. A test trigger holds the
- * insert of one owner id (before the row is inserted or found duplicate) at a gate, a user lock the
- * test holds; meanwhile another client is granted the lock and releases it; then the gate opens.
- * Before the fix the delayed acquisition had drawn its token when its statement began, and was
- * granted a lower token than the grant made meanwhile.
+ * Lease rows on MariaDB, in the MariaDB dialect and in the MySQL one: fencing tokens increase in
+ * the order of the grants, also when an acquisition is delayed inside the database after its
+ * statement began. A test trigger holds the insert of one owner id (before the row is inserted or
+ * found duplicate) at a gate, a user lock the test holds; meanwhile another client is granted the
+ * lock and releases it; then the gate opens. Before the fix the delayed acquisition had drawn its
+ * token when its statement began, and was granted a lower token than the grant made meanwhile.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MariaDbTokenOrderTest {
   private static final String TABLE = "dlock_order_test";
+  private static final String MYSQL_TABLE = "dlock_order_test_my";
   private static final String GATE = "dlock_order_test_gate";
 
   @Test
   void aDelayedInsertIsNeverGrantedALowerTokenThanAGrantMadeMeanwhile() throws Exception {
-    delayedAcquisitionKeepsTokenOrder(false);
+    delayedAcquisitionKeepsTokenOrder(false, JdbcDatabase.MARIADB);
   }
 
   @Test
   void aDelayedTakeOverOfAnExpiredRowIsNeverGrantedALowerTokenThanAGrantMadeMeanwhile()
       throws Exception {
-    delayedAcquisitionKeepsTokenOrder(true);
+    delayedAcquisitionKeepsTokenOrder(true, JdbcDatabase.MARIADB);
   }
 
-  private static void delayedAcquisitionKeepsTokenOrder(boolean rowExists) throws Exception {
+  @Test
+  void mySqlDialect_aDelayedInsertIsNeverGrantedALowerTokenThanAGrantMadeMeanwhile()
+      throws Exception {
+    delayedAcquisitionKeepsTokenOrder(false, JdbcDatabase.MYSQL);
+  }
+
+  @Test
+  void mySqlDialect_aDelayedTakeOverIsNeverGrantedALowerTokenThanAGrantMadeMeanwhile()
+      throws Exception {
+    delayedAcquisitionKeepsTokenOrder(true, JdbcDatabase.MYSQL);
+  }
+
+  private static void delayedAcquisitionKeepsTokenOrder(boolean rowExists, JdbcDatabase database)
+      throws Exception {
     assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
     String url = TestDatabases.mariaDb().orElseThrow();
-    JdbcLockSettings settings = JdbcLockSettings.of(url).withTable(TABLE).withCreateSchema(true);
+    String table = database == JdbcDatabase.MYSQL ? MYSQL_TABLE : TABLE;
+    JdbcLockSettings settings =
+        JdbcLockSettings.of(url).withTable(table).withCreateSchema(true).withDatabase(database);
     String name = "order-" + UUID.randomUUID();
     try (LockClient delayed = JdbcLocks.newClient(settings, LockClientOptions.defaults());
         LockClient other = JdbcLocks.newClient(settings, LockClientOptions.defaults());
@@ -62,7 +78,7 @@ class MariaDbTokenOrderTest {
         Lease earlier = other.lock(name).tryAcquire().orElseThrow();
         assertThat(earlier.release()).isTrue();
       }
-      installPauseTrigger(admin);
+      installPauseTrigger(admin, table);
       execute(gate, "SELECT GET_LOCK('" + GATE + "', 5)");
 
       CompletableFuture<Optional<Lease>> first =
@@ -99,13 +115,14 @@ class MariaDbTokenOrderTest {
     if (TestDatabases.mariaDb().isPresent()) {
       try (Connection admin = DriverManager.getConnection(TestDatabases.mariaDb().get())) {
         execute(admin, "DROP TRIGGER IF EXISTS " + TABLE + "_pause");
+        execute(admin, "DROP TRIGGER IF EXISTS " + MYSQL_TABLE + "_pause");
       }
     }
   }
 
   /** Holds the insert of owner id {@code delayed} at the gate (a user lock), before the row. */
-  private static void installPauseTrigger(Connection admin) throws SQLException {
-    execute(admin, "DROP TRIGGER IF EXISTS " + TABLE + "_pause");
+  private static void installPauseTrigger(Connection admin, String table) throws SQLException {
+    execute(admin, "DROP TRIGGER IF EXISTS " + table + "_pause");
     execute(
         admin,
         """
@@ -117,7 +134,7 @@ class MariaDbTokenOrderTest {
           END IF;
         END
         """
-            .formatted(TABLE, GATE));
+            .formatted(table, GATE));
   }
 
   /** Connections waiting for the gate's user lock now. */
