@@ -59,6 +59,21 @@ final class ExternalTarget implements Target {
         Map.of("mode", mode, "createSchema", "true"));
   }
 
+  /**
+   * The machine's MariaDB in a dlock-jdbc mode, speaking the MySQL dialect (the statements a MySQL
+   * 8 deployment runs), in a table of its own.
+   */
+  static ExternalTarget mysql(String url, String mode) {
+    return new ExternalTarget(
+        mode.equals("lease-row") ? "mysql" : "mysql-" + mode,
+        url,
+        Map.of(
+            "mode", mode,
+            "createSchema", "true",
+            "database", "mysql",
+            "table", "dlock_torture_mysql"));
+  }
+
   @Override
   public String name() {
     return name;

@@ -95,7 +95,7 @@ interface Target extends AutoCloseable {
    * is missing), or empty if it can.
    */
   static java.util.Optional<String> unavailableReason(String name) {
-    if (name.startsWith("mariadb")) {
+    if (name.startsWith("mariadb") || name.startsWith("mysql")) {
       String named = System.getenv(MARIADB_VARIABLE);
       if (named == null || named.isBlank()) {
         return java.util.Optional.of(
@@ -147,12 +147,16 @@ interface Target extends AutoCloseable {
       case "mariadb" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "lease-row");
       case "mariadb-session" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "session");
       case "mariadb-row" -> ExternalTarget.mariadb(env(MARIADB_VARIABLE), "row");
+      case "mysql" -> ExternalTarget.mysql(env(MARIADB_VARIABLE), "lease-row");
+      case "mysql-session" -> ExternalTarget.mysql(env(MARIADB_VARIABLE), "session");
+      case "mysql-row" -> ExternalTarget.mysql(env(MARIADB_VARIABLE), "row");
       default ->
           throw new IllegalArgumentException(
               "target must be redis, redlock, zookeeper, zookeeper-netns (members in network"
                   + " namespaces of their own), postgres, postgres-session, postgres-row,"
                   + " mariadb, mariadb-session, mariadb-row (the MariaDB named by"
-                  + " DLOCK_TEST_MYSQL_URL), <redis|redlock|zookeeper|postgres>-owner-id,"
+                  + " DLOCK_TEST_MYSQL_URL), mysql, mysql-session, mysql-row (the MySQL dialect on"
+                  + " that MariaDB), <redis|redlock|zookeeper|postgres>-owner-id,"
                   + " idempotency-redis, idempotency-postgres, idempotency-redis-fresh-ids (its"
                   + " negative control), redis-volatile"
                   + " (the negative control), redis-external or postgres-external (the servers"

@@ -31,7 +31,8 @@ public final class Torture implements Callable<Integer> {
   /** Every target a soak runs when none are named. */
   static final String DEFAULT_TARGETS =
       "redis,zookeeper,zookeeper-netns,postgres,redis-owner-id,zookeeper-owner-id,postgres-owner-id,"
-          + "postgres-session,postgres-row,mariadb,mariadb-session,mariadb-row,redlock,"
+          + "postgres-session,postgres-row,mariadb,mariadb-session,mariadb-row,mysql,mysql-session,"
+          + "mysql-row,redlock,"
           + "idempotency-redis,idempotency-postgres";
 
   @Option(
@@ -44,7 +45,8 @@ public final class Torture implements Callable<Integer> {
               + " namespace of its own, to cut members off from each other (needs root; skipped"
               + " without); <backend>-owner-id shares owner ids"
               + " between worker processes (redis, redlock, zookeeper, postgres);"
-              + " postgres-session, postgres-row and mariadb[-session|-row] are dlock-jdbc's modes"
+              + " postgres-session, postgres-row, mariadb[-session|-row] and mysql[-session|-row] (the"
+              + " MySQL dialect on that MariaDB) are dlock-jdbc's modes"
               + " (mariadb: the server named by DLOCK_TEST_MYSQL_URL, skipped without it); redlock"
               + " is 5 masters, one blackholed; idempotency-redis and idempotency-postgres run"
               + " dlock-idempotency's tokens and dedup claims under dropped replies. Also"

@@ -128,11 +128,20 @@ class TortureIT {
   }
 
   /**
-   * All three dlock-jdbc modes on the MariaDB the environment names (CI: the machine's), with the
-   * faults whose outcome depends on the server; skipped without one, as the external runs are.
+   * All three dlock-jdbc modes on the MariaDB the environment names (CI: the machine's), in the
+   * MariaDB dialect and in the MySQL one, with the faults whose outcome depends on the server;
+   * skipped without one, as the external runs are.
    */
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"mariadb", "mariadb-session", "mariadb-row"})
+  @ValueSource(
+      strings = {
+        "mariadb",
+        "mariadb-session",
+        "mariadb-row",
+        "mysql",
+        "mysql-session",
+        "mysql-row"
+      })
   void everyJdbcModeMeetsEveryPassCriterion_onMariaDb(String target) throws Exception {
     String named = System.getenv(Target.MARIADB_VARIABLE);
     Assumptions.assumeTrue(
@@ -140,7 +149,7 @@ class TortureIT {
     // Lease rows behave as on PostgreSQL, whose kill runs above: the partition is MariaDB's own.
     assertAllPass(
         target,
-        target.equals("mariadb")
+        target.equals("mariadb") || target.equals("mysql")
             ? List.of(Scenario.PARTITION)
             : List.of(Scenario.KILL, Scenario.PARTITION));
   }
