@@ -21,6 +21,7 @@ import org.h2.tools.Server;
 final class TestDatabases {
   static final String POSTGRES_URL_VARIABLE = "DLOCK_TEST_POSTGRES_URL";
   static final String MYSQL_URL_VARIABLE = "DLOCK_TEST_MYSQL_URL";
+  static final String MYSQL8_URL_VARIABLE = "DLOCK_TEST_MYSQL8_URL";
 
   private TestDatabases() {}
 
@@ -33,6 +34,24 @@ final class TestDatabases {
   /** The external MariaDB if configured, else an embedded one (started on first use). */
   static Optional<String> mariaDb() {
     return env(MYSQL_URL_VARIABLE).or(() -> embedded(() -> MariaDbServerProcess.shared().url()));
+  }
+
+  /** The MySQL 8 named by {@code DLOCK_TEST_MYSQL8_URL} (a {@code jdbc:mysql:} URL), if any. */
+  static Optional<String> mySql8() {
+    return env(MYSQL8_URL_VARIABLE);
+  }
+
+  /**
+   * The MariaDB of {@link #mariaDb()} through MySQL's own driver (Connector/J), as MySQL 8
+   * deployments reach their server.
+   */
+  static Optional<String> mariaDbThroughConnectorJ() {
+    return mariaDb()
+        .map(
+            url ->
+                url.replaceFirst("^jdbc:mariadb:", "jdbc:mysql:")
+                    + (url.contains("?") ? "&" : "?")
+                    + "sslMode=DISABLED");
   }
 
   /** An embedded server's URL; empty, with the reason printed, where it cannot run here. */

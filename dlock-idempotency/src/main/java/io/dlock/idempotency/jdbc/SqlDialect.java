@@ -11,7 +11,12 @@ import java.util.Locale;
  */
 enum SqlDialect {
   POSTGRESQL("CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000 AS BIGINT)", "BYTEA"),
-  MARIADB("CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)", "LONGBLOB"),
+  /**
+   * The MySQL family: MySQL 8 and MariaDB run the same statements (standard SQL, no {@code
+   * RETURNING}, no sequences: claims are inserts that a duplicate key refuses, and updates are
+   * conditional on the claim's owner and state).
+   */
+  MYSQL("CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)", "LONGBLOB"),
   H2("CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", "VARBINARY");
 
   /** An expression giving the database's clock in epoch milliseconds. */
@@ -74,7 +79,7 @@ enum SqlDialect {
       return POSTGRESQL;
     }
     if (product.contains("mariadb") || product.contains("mysql")) {
-      return MARIADB;
+      return MYSQL;
     }
     if (product.equals("h2")) {
       return H2;
