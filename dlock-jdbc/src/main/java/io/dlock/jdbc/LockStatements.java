@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SQL of one dialect for lease rows. Every statement is parameterized; the table name, checked
@@ -110,6 +111,16 @@ abstract class LockStatements {
   /** The fencing counter, for messages: the sequence {@code <table>_fence} where there is one. */
   String fenceObject() {
     return "the sequence " + table + "_fence";
+  }
+
+  /**
+   * The fencing counter that the other dialect of this database family would keep for this table
+   * (MariaDB's sequence for the MySQL dialect, and the reverse), which must not exist: clients of
+   * two dialects on one table would draw tokens from two counters, in no order. Null where there is
+   * no other dialect.
+   */
+  @Nullable String foreignCounter() {
+    return null;
   }
 
   /** The privilege that {@link #probeSequence()} needs. */
@@ -297,6 +308,32 @@ abstract class LockStatements {
     probeStep(c, probeRead, "read", "SELECT");
     probeStep(c, probeWrite, "update", "SELECT, INSERT, UPDATE, DELETE");
     probeStep(c, probeSequence(), "use " + fenceObject() + " of", fencePrivilege());
+    String foreign = foreignCounter();
+    if (foreign != null && tableExists(c, foreign)) {
+      throw new SchemaProblem(
+          "the lock table '"
+              + table
+              + "' has "
+              + foreign
+              + ", the fencing counter of the other MySQL-family dialect, beside "
+              + fenceObject()
+              + ": clients of two dialects on one table draw tokens from two counters, in no"
+              + " order; use one dialect per table (JdbcLockSettings.withDatabase) or a new table",
+          null);
+    }
+  }
+
+  private boolean tableExists(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps =
+        prepare(
+            c,
+            "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"
+                + " AND LOWER(TABLE_NAME) = LOWER(?)")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   void probeStep(Connection c, String sql, String what, String privilege) throws SchemaProblem {
@@ -351,7 +388,7 @@ abstract class LockStatements {
   static final class SchemaProblem extends Exception {
     private static final long serialVersionUID = 1L;
 
-    SchemaProblem(String message, Throwable cause) {
+    SchemaProblem(String message, @Nullable Throwable cause) {
       super(message, cause);
     }
   }

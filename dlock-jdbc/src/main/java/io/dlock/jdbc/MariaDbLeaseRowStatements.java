@@ -88,6 +88,11 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
     return "USAGE (or SELECT)";
   }
 
+  @Override
+  String foreignCounter() {
+    return MySqlFences.tableOf(table); // the MySQL dialect's counter rows
+  }
+
   /**
    * The upsert, and for a new row the draw: four round trips with the transaction's (autocommit
    * off, the upsert, for a new row the draw, autocommit on, which commits), so that a grant over a

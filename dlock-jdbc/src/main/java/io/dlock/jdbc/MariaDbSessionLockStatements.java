@@ -38,6 +38,16 @@ final class MariaDbSessionLockStatements extends MySqlSessionLockStatements {
             .formatted(held, now, table, liveRecord("r"));
   }
 
+  /**
+   * {@code <table>:<name>} when that fits in 64 characters (MariaDB compares lock names exactly),
+   * else the hashed key; as before the MySQL dialect, so that clients of either version agree.
+   */
+  @Override
+  String key(String name) {
+    String plain = table + ":" + name;
+    return plain.length() <= MAX_KEY ? plain : hashedKey(name);
+  }
+
   @Override
   @Nullable Granted lock(
       Connection c, String name, String owner, String holder, long leaseMillis, long idleMillis)

@@ -87,6 +87,11 @@ class MySqlLeaseRowStatements extends LockStatements {
     return "SELECT, INSERT, UPDATE";
   }
 
+  @Override
+  @Nullable String foreignCounter() {
+    return table + "_fence"; // MariaDB's sequence
+  }
+
   /**
    * One transaction; if the name's counter row is missing, it is rolled back, the row created in
    * autocommit, and the attempt made once more.

@@ -91,7 +91,7 @@ class MySqlRowLockStatements extends RowLockStatements {
 
   @Override
   void endSession(Connection admin, String name, long sessionId) throws SQLException {
-    execute(admin, "KILL CONNECTION ?", sessionId);
+    execute(admin, "KILL CONNECTION " + sessionId); // a number read from the server, not text
     // The killed transaction rolls back as the connection ends: wait for the row to be free.
     boolean auto = admin.getAutoCommit();
     admin.setAutoCommit(false);

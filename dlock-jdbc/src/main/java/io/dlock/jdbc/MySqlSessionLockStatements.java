@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * No release signals: the core backs off.
  */
 class MySqlSessionLockStatements extends SessionLockStatements {
-  private static final int MAX_KEY = 64;
+  static final int MAX_KEY = 64;
   private static final int DUPLICATE_KEY = 1062;
 
   private final String tryLock;
@@ -49,16 +49,17 @@ class MySqlSessionLockStatements extends SessionLockStatements {
   }
 
   /**
-   * The {@code GET_LOCK} key of {@code name}, shared by the whole server: {@code <table>:<name>}
-   * when that fits in 64 characters, else {@code <table>:#} and the hex SHA-256 of the name, cut.
+   * The {@code GET_LOCK} key of {@code name}, shared by the whole server: {@code <table>:#} and the
+   * lowercase hex SHA-256 of the name, cut to 64 characters. Always hashed: MySQL compares lock
+   * names ignoring case, so "Foo" and "foo" as keys would exclude each other unseen.
    */
-  final String key(String name) {
-    String plain = table + ":" + name;
-    if (plain.length() <= MAX_KEY) {
-      return plain;
-    }
+  String key(String name) {
+    return hashedKey(name);
+  }
+
+  final String hashedKey(String name) {
     String hashed = table + ":#" + HexFormat.of().formatHex(sha256(name));
-    return hashed.substring(0, MAX_KEY);
+    return hashed.substring(0, Math.min(hashed.length(), MAX_KEY));
   }
 
   @Override
@@ -125,7 +126,7 @@ class MySqlSessionLockStatements extends SessionLockStatements {
 
   @Override
   void endSession(Connection admin, String name, long sessionId) throws SQLException {
-    execute(admin, "KILL CONNECTION ?", sessionId);
+    execute(admin, "KILL CONNECTION " + sessionId); // a number read from the server, not text
     // The killed connection frees its locks as it ends: wait for that on the server.
     String key = key(name);
     try (PreparedStatement ps = prepare(admin, "SELECT GET_LOCK(?, ?)")) {

@@ -1,21 +1,31 @@
 -- dlock-jdbc schema, version 1, MySQL 8.0 and later (also runs on MariaDB).
 -- ${table} is the configured table name (default dlock_locks).
--- Binary collation: lock names and owner tokens compare exactly (case and accents matter).
+-- Binary strings: lock names and owner tokens compare byte for byte (case, accents and trailing
+-- spaces matter; MySQL's utf8mb4_bin would ignore trailing spaces, and MariaDB has no no-pad binary
+-- collation of the same name).
 -- Fencing tokens come from the counter rows of ${table}_fences (MySQL has no sequences): one row
 -- per slot of the lock names' CRC-32, created at its first use and never deleted, so a token never
--- goes backwards, even when lock rows are deleted. Never delete or lower its rows.
+-- goes backwards, even when lock rows are deleted. Never delete or lower its rows. All 1,024 rows are
+-- created here, so that no acquisition has to create one (first uses racing would deadlock).
 CREATE TABLE IF NOT EXISTS ${table}_fences (
   slot INT    NOT NULL PRIMARY KEY,
   v    BIGINT NOT NULL
 ) ENGINE = InnoDB;
+INSERT IGNORE INTO ${table}_fences (slot, v)
+  SELECT a.n + 4 * b.n + 16 * c.n + 64 * d.n + 256 * e.n, 0
+    FROM (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) a
+   CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) b
+   CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) c
+   CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) d
+   CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) e;
 CREATE TABLE IF NOT EXISTS ${table} (
-  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,
-  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  holds      INT          NOT NULL,
-  token      BIGINT       NOT NULL,
+  name       VARBINARY(1024) NOT NULL PRIMARY KEY,
+  owner      VARBINARY(640)  NOT NULL,
+  holds      INT             NOT NULL,
+  token      BIGINT          NOT NULL,
   -- Milliseconds since the epoch by the database's clock; never written from a client clock.
-  expires_at BIGINT       NOT NULL,
+  expires_at BIGINT          NOT NULL,
   -- Who took the lock and when, for inspection.
-  holder     VARCHAR(200) CHARACTER SET utf8mb4,
+  holder     VARCHAR(200)    CHARACTER SET utf8mb4,
   granted_at BIGINT
 ) ENGINE = InnoDB;

@@ -6,16 +6,16 @@
 -- granted_at and expires_at are milliseconds since the epoch by the database's clock.
 -- session_id is the holding connection: CONNECTION_ID().
 CREATE TABLE IF NOT EXISTS ${table}_held (
-  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,
-  lock_key   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin UNIQUE,
-  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
-  token      BIGINT       NOT NULL,
-  holder     VARCHAR(200) CHARACTER SET utf8mb4,
+  name       VARBINARY(1024) NOT NULL PRIMARY KEY,
+  lock_key   VARBINARY(256)  UNIQUE,
+  owner      VARBINARY(640),
+  token      BIGINT          NOT NULL,
+  holder     VARCHAR(200)    CHARACTER SET utf8mb4,
   granted_at BIGINT,
   expires_at BIGINT,
   session_id BIGINT
 ) ENGINE = InnoDB;
 -- Row mode: the rows that are locked with SELECT ... FOR UPDATE NOWAIT while a lock is held.
 CREATE TABLE IF NOT EXISTS ${table}_rows (
-  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY
+  name       VARBINARY(1024) NOT NULL PRIMARY KEY
 ) ENGINE = InnoDB;
