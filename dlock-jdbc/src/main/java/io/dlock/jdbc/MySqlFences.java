@@ -20,9 +20,12 @@ import java.util.zip.CRC32;
  * name's lock (the lease row, the {@code GET_LOCK}, the locked row), so the draws of one name are
  * ordered as its grants are. A draw outside the lease-row transaction commits at once: the
  * connection-bound modes draw in autocommit, so that a holder whose transaction rolls back with its
- * session cannot hand its token to the next holder. A slot's row is created at its first draw.
- * Names sharing a slot share its counter: their tokens increase together, with gaps, and their
- * draws take turns on the row's lock.
+ * session cannot hand its token to the next holder. The schema creates all the slots' rows; one
+ * missing (a schema made by hand) is created at its first draw. Names sharing a slot share its
+ * counter: their tokens increase together, with gaps, and their draws take turns on the row's lock.
+ * In lease-row mode the row stays locked from the draw to the commit (two round trips): a client
+ * that stalls there delays new grants of the names of its slot until its connection ends (a
+ * liveness cost MariaDB's sequence does not have).
  */
 final class MySqlFences {
   /** The number of counter rows: bounded, and few names share one under load. */
