@@ -101,7 +101,13 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
    * scenario).
    */
   @Override
-  AcquireResult attempt(
+  Attempt attempt(
+      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
+      throws SQLException {
+    return new Done(upsert(c, name, owner, countsHolds, holder, leaseMillis));
+  }
+
+  private AcquireResult upsert(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, acquire)) {

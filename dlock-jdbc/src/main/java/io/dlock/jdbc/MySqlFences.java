@@ -17,15 +17,13 @@ import java.util.zip.CRC32;
  *
  * <p>Why tokens never repeat for a name: counter rows are never deleted (lock rows are; a counter
  * per lock row would start again after a deletion), and every caller draws while it holds the
- * name's lock (the lease row, the {@code GET_LOCK}, the locked row), so the draws of one name are
- * ordered as its grants are. A draw outside the lease-row transaction commits at once: the
- * connection-bound modes draw in autocommit, so that a holder whose transaction rolls back with its
- * session cannot hand its token to the next holder. The schema creates all the slots' rows; one
- * missing (a schema made by hand) is created at its first draw. Names sharing a slot share its
- * counter: their tokens increase together, with gaps, and their draws take turns on the row's lock.
- * In lease-row mode the row stays locked from the draw to the commit (two round trips): a client
- * that stalls there delays new grants of the names of its slot until its connection ends (a
- * liveness cost MariaDB's sequence does not have).
+ * name's grant (the lease row taken and unexpired, the {@code GET_LOCK}, the locked row), so the
+ * draws of one name are ordered as its grants are. Every mode draws in autocommit, one statement:
+ * the counter row is locked only while that statement runs, so a client that stalls anywhere holds
+ * up no other name of its slot, and a holder whose transaction rolls back with its session cannot
+ * hand its token to the next holder. The schema creates all the slots' rows; one missing (a schema
+ * made by hand) is created at its first draw. Names sharing a slot share its counter: their tokens
+ * increase together, with gaps.
  */
 final class MySqlFences {
   /** The number of counter rows: bounded, and few names share one under load. */
@@ -54,11 +52,10 @@ final class MySqlFences {
   }
 
   /**
-   * Draws the next token of {@code name}'s slot on {@code c}, in whatever transaction {@code c} is
-   * in; 0 if the slot's row does not exist yet (then {@link #createSlot}, outside any transaction
-   * that has read the gap, and draw again).
+   * Draws the next token of {@code name}'s slot on {@code c}, in autocommit; 0 if the slot's row
+   * does not exist yet (then {@link #createSlot}, and draw again).
    */
-  long draw(Connection c, String name) throws SQLException {
+  private long draw(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(draw, Statement.RETURN_GENERATED_KEYS)) {
       ps.setQueryTimeout(queryTimeoutSeconds);
       ps.setInt(1, slot(name));
@@ -85,10 +82,10 @@ final class MySqlFences {
 
   /**
    * Creates the counter row of {@code name}'s slot if it is missing, in autocommit on {@code c}. In
-   * its own statement, not after a draw in the same transaction: two transactions whose draws both
-   * found the row missing hold gap locks that each one's insert would wait for (a deadlock).
+   * its own statement, never after a draw in one transaction: two transactions whose draws both
+   * found the row missing would hold gap locks that each one's insert waits for (a deadlock).
    */
-  void createSlot(Connection c, String name) throws SQLException {
+  private void createSlot(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(seed)) {
       ps.setQueryTimeout(queryTimeoutSeconds);
       ps.setInt(1, slot(name));

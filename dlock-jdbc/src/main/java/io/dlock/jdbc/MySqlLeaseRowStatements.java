@@ -6,24 +6,36 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Lease rows on MySQL 8 (and unchanged on MariaDB): one transaction that locks the name's row with
- * {@code INSERT ... ON DUPLICATE KEY UPDATE}, reads the outcome back (MySQL has no {@code
- * RETURNING}), and for a new grant draws the fencing token ({@link MySqlFences}) and writes it into
- * the row, all under the row's lock, then commits.
+ * Lease rows on MySQL 8 (and unchanged on MariaDB). A transaction locks the name's row with {@code
+ * INSERT ... ON DUPLICATE KEY UPDATE}, reads the outcome back (MySQL has no {@code RETURNING}) and
+ * commits. A row taken over (or inserted) is committed with token 0, "not drawn yet", and a random
+ * grant nonce; the token is then drawn ({@link MySqlFences}) and written in autocommit, only if the
+ * row is still that grant's (same nonce, token 0, unexpired by the database's clock).
+ *
+ * <p>Why the draw comes after the commit, not inside the transaction: a draw locks its counter row,
+ * which 1/1,024 of all names share, until the draw's transaction ends; inside the lease-row
+ * transaction a client stalled before its commit would hold up new grants of all those names. Why
+ * tokens still follow the grants: a grant's draw happens after its takeover and before its token
+ * write, which needs the grant unexpired; the next grant of the name takes the row over only after
+ * that expiry or a release (which needs the token), so it draws later, and higher. A token drawn
+ * before the row is taken would not follow the grants: an acquisition delayed after drawing could
+ * be granted a lower token than a grant made meanwhile.
+ *
+ * <p>Calls of one grant (an owner id re-entering while the token is not written yet) each draw, and
+ * the first write wins: the others read its token back. A grant whose lease ends before its token
+ * is written is not granted (the caller hears the lock is held, and asks again).
  *
  * <p>MySQL and MariaDB apply the assignments of {@code ON DUPLICATE KEY UPDATE} left to right, each
  * seeing the ones before, so the order below matters: every decision reads the old expiry, which is
  * assigned last; the hold count reads the old owner too, which is assigned after it. Values are
  * bound again as parameters rather than read with {@code VALUES()}, which MySQL 8.0.20 deprecated.
- * A row taken over (or inserted) gets token 0, "not drawn yet", and its token is drawn only once
- * this transaction holds the row: a token drawn before would let an acquisition delayed after
- * drawing be granted a lower token than a grant made meanwhile.
  *
- * <p>Round trips: autocommit off, the upsert, the read, for a new grant the draw and the token's
- * write, and the commit: 4, or 6 for a new grant (MariaDB: 4 at most, {@link
+ * <p>Round trips: autocommit off, the upsert, the read, the commit; for a new grant also the draw
+ * and the token's write: 4, or 6 for a new grant (MariaDB: 4 at most, {@link
  * MariaDbLeaseRowStatements}). The clock is {@code UTC_TIMESTAMP(6)}, the same throughout one
  * statement and independent of the session's time zone.
  */
@@ -39,21 +51,30 @@ class MySqlLeaseRowStatements extends LockStatements {
     super(table, statementTimeout);
     this.upsert =
         """
-        INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at)
-        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s)
+        INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at, grant_nonce)
+        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s, ?)
         ON DUPLICATE KEY UPDATE
           holder = IF(expires_at <= %2$s, ?, holder),
           granted_at = IF(expires_at <= %2$s, %2$s, granted_at),
           holds = IF(owner = ? AND expires_at > %2$s, holds + ?, IF(expires_at <= %2$s, 1, holds)),
           token = IF(expires_at <= %2$s, 0, token),
+          grant_nonce = IF(expires_at <= %2$s, ?, grant_nonce),
           owner = IF(expires_at <= %2$s, ?, owner),
           expires_at = IF(expires_at <= %2$s, %2$s + ?,
                           IF(owner = ?, GREATEST(expires_at, %2$s + ?), expires_at))
         """
             .formatted(table, NOW);
     this.read =
-        "SELECT owner, holds, token, expires_at - " + NOW + " FROM " + table + " WHERE name = ?";
-    this.writeToken = "UPDATE " + table + " SET token = ? WHERE name = ? AND token = 0";
+        "SELECT owner, holds, token, expires_at - "
+            + NOW
+            + ", grant_nonce FROM "
+            + table
+            + " WHERE name = ?";
+    this.writeToken =
+        "UPDATE "
+            + table
+            + " SET token = ? WHERE name = ? AND grant_nonce = ? AND token = 0 AND expires_at > "
+            + NOW;
     this.fences = new MySqlFences(table, queryTimeoutSeconds);
   }
 
@@ -92,36 +113,35 @@ class MySqlLeaseRowStatements extends LockStatements {
     return table + "_fence"; // MariaDB's sequence
   }
 
-  /**
-   * One transaction; if the name's counter row is missing, it is rolled back, the row created in
-   * autocommit, and the attempt made once more.
-   */
+  /** The outcome of the transaction: a result, or a grant whose token is still to be drawn. */
+  sealed interface Attempt permits Done, Undrawn {}
+
+  /** The attempt's result. */
+  record Done(AcquireResult result) implements Attempt {}
+
+  /** A grant committed with token 0 and this nonce: its token is drawn after the commit. */
+  record Undrawn(long nonce, int holds) implements Attempt {}
+
   @Override
   final AcquireResult acquire(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
-    for (int round = 0; ; round++) {
-      c.setAutoCommit(false);
-      boolean committed = false;
-      AcquireResult result;
-      try {
-        result = attempt(c, name, owner, countsHolds, holder, leaseMillis);
-        if (result != null) {
-          c.setAutoCommit(true); // commits the transaction (JDBC and both servers say so)
-          committed = true;
-          return result;
-        }
-      } finally {
-        if (!committed) {
-          rollBack(c);
-        }
+    c.setAutoCommit(false);
+    boolean committed = false;
+    Attempt attempt;
+    try {
+      attempt = attempt(c, name, owner, countsHolds, holder, leaseMillis);
+      c.setAutoCommit(true); // commits the transaction (JDBC and both servers say so)
+      committed = true;
+    } finally {
+      if (!committed) {
+        rollBack(c);
       }
-      if (round > 0) {
-        throw new SQLException(
-            "the fencing counter row of '" + name + "' is missing after its insert", "42S02");
-      }
-      fences.createSlot(c, name); // back in autocommit: see MySqlFences.createSlot
     }
+    if (attempt instanceof Undrawn undrawn) {
+      return drawToken(c, name, owner, undrawn);
+    }
+    return ((Done) attempt).result();
   }
 
   private static void rollBack(Connection c) {
@@ -134,60 +154,90 @@ class MySqlLeaseRowStatements extends LockStatements {
     }
   }
 
-  /**
-   * The attempt inside the open transaction, which commits it if this returns a result; null if the
-   * name's counter row is missing (the transaction is then rolled back).
-   */
-  @Nullable AcquireResult attempt(
+  /** The attempt inside the open transaction, which the caller commits. */
+  Attempt attempt(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
+    long nonce = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
     try (PreparedStatement ps = prepare(c, upsert)) {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-      ps.setLong(3, leaseMillis);
-      ps.setString(4, holder);
-      ps.setString(5, holder);
-      ps.setString(6, owner);
-      ps.setInt(7, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
-      ps.setString(8, owner);
-      ps.setLong(9, leaseMillis);
-      ps.setString(10, owner);
-      ps.setLong(11, leaseMillis);
+      bindAll(
+          ps,
+          name,
+          owner,
+          leaseMillis,
+          holder,
+          nonce,
+          holder,
+          owner,
+          countsHolds ? 1 : 0, // an owner id re-enters, a grant owner repeats
+          nonce,
+          owner,
+          leaseMillis,
+          owner,
+          leaseMillis);
       ps.executeUpdate();
     }
-    String rowOwner;
-    int holds;
-    long token;
-    long remaining;
+    Row row = read(c, name);
+    if (row == null) {
+      throw new SQLException("the lease row of '" + name + "' vanished inside its upsert");
+    }
+    if (!owner.equals(row.owner())) {
+      return new Done(row.held());
+    }
+    if (row.token() != 0) {
+      return new Done(new AcquireResult.Granted(row.token(), row.holds()));
+    }
+    return new Undrawn(row.nonce(), row.holds());
+  }
+
+  /**
+   * Draws the token of a committed grant and writes it if the row is still that grant's; else reads
+   * back the token another call of the grant wrote, or reports the lock held.
+   */
+  private AcquireResult drawToken(Connection c, String name, String owner, Undrawn grant)
+      throws SQLException {
+    long drawn = fences.drawCommitted(c, name);
+    try (PreparedStatement ps = prepare(c, writeToken)) {
+      bindAll(ps, drawn, name, grant.nonce());
+      if (ps.executeUpdate() == 1) {
+        return new AcquireResult.Granted(drawn, grant.holds());
+      }
+    }
+    Row row = read(c, name);
+    if (row == null) {
+      return new AcquireResult.Held(Duration.ZERO); // ended (a forced release) before its token
+    }
+    if (row.nonce() == grant.nonce()
+        && owner.equals(row.owner())
+        && row.token() != 0
+        && row.remaining() > 0) {
+      return new AcquireResult.Granted(row.token(), row.holds());
+    }
+    return row.held();
+  }
+
+  /** The columns of a lease row that an acquisition reads back. */
+  private record Row(String owner, int holds, long token, long remaining, long nonce) {
+    AcquireResult.Held held() {
+      return new AcquireResult.Held(Duration.ofMillis(Math.max(0, remaining)));
+    }
+  }
+
+  private @Nullable Row read(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = prepare(c, read)) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          throw new SQLException("the lease row of '" + name + "' vanished inside its upsert");
+          return null;
         }
-        rowOwner = rs.getString(1);
-        holds = rs.getInt(2);
-        token = rs.getLong(3);
-        remaining = rs.getLong(4);
+        return new Row(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
       }
     }
-    if (!owner.equals(rowOwner)) {
-      return new AcquireResult.Held(Duration.ofMillis(Math.max(0, remaining)));
+  }
+
+  private static void bindAll(PreparedStatement ps, Object... values) throws SQLException {
+    for (int i = 0; i < values.length; i++) {
+      ps.setObject(i + 1, values[i]);
     }
-    if (token != 0) {
-      return new AcquireResult.Granted(token, holds);
-    }
-    long drawn = fences.draw(c, name);
-    if (drawn == 0) {
-      return null;
-    }
-    try (PreparedStatement ps = prepare(c, writeToken)) {
-      ps.setLong(1, drawn);
-      ps.setString(2, name);
-      if (ps.executeUpdate() != 1) {
-        throw new SQLException("the lease row of '" + name + "' changed under its lock");
-      }
-    }
-    return new AcquireResult.Granted(drawn, holds);
   }
 }

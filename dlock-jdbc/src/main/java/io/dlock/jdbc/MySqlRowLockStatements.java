@@ -1,6 +1,8 @@
 package io.dlock.jdbc;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 
@@ -9,8 +11,8 @@ import java.time.Duration;
  * (MariaDB: 1205); the fencing token is drawn apart, once the row is locked ({@link #drawApart}),
  * since MySQL has no sequence to draw from in the locking statement. A lock wait that must be
  * bounded is bounded by the session's {@code innodb_lock_wait_timeout}, set around the statement
- * (MariaDB sets it within the statement: {@link MariaDbRowLockStatements}). Killing a holder is
- * {@code KILL CONNECTION}.
+ * and put back after it (MariaDB sets it within the statement: {@link MariaDbRowLockStatements}).
+ * Killing a holder is {@code KILL CONNECTION}.
  */
 class MySqlRowLockStatements extends RowLockStatements {
   private final MySqlFences fences;
@@ -112,13 +114,33 @@ class MySqlRowLockStatements extends RowLockStatements {
             execute(admin, "SELECT name FROM " + table + "_rows WHERE name = ? FOR UPDATE", name));
   }
 
-  /** Runs {@code statement} with the session's lock wait bounded to {@code seconds}. */
+  /**
+   * Runs {@code statement} with the session's lock wait bounded to {@code seconds}, then puts back
+   * the session's own value (a pool may have set one; {@code DEFAULT} would be the global's).
+   */
   private void boundedLockWait(Connection c, int seconds, SqlStep statement) throws SQLException {
+    long before;
+    try (PreparedStatement ps = prepare(c, "SELECT @@SESSION.innodb_lock_wait_timeout");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      before = rs.getLong(1);
+    }
     execute(c, "SET SESSION innodb_lock_wait_timeout = ?", seconds);
+    SQLException failed = null;
     try {
       statement.run();
+    } catch (SQLException e) {
+      failed = e;
+      throw e;
     } finally {
-      execute(c, "SET SESSION innodb_lock_wait_timeout = DEFAULT");
+      try {
+        execute(c, "SET SESSION innodb_lock_wait_timeout = ?", before);
+      } catch (SQLException e) {
+        if (failed == null) {
+          throw e;
+        }
+        failed.addSuppressed(e); // the statement's own failure is the one to report
+      }
     }
   }
 

@@ -62,6 +62,69 @@ class MariaDbTokenOrderTest {
     delayedAcquisitionKeepsTokenOrder(true, JdbcDatabase.MYSQL);
   }
 
+  /**
+   * The MySQL dialect draws a new grant's token in autocommit, after the grant's commit: a client
+   * stalled right after its draw (here: held at the gate as it writes its token) holds no lock on
+   * the counter row that the names of its slot share. Drawn inside the grant's transaction, the
+   * counter row stayed locked until the commit, and the other name waited for the stalled client.
+   */
+  @Test
+  void mySqlDialect_aGrantStalledAfterItsDrawHoldsUpNoOtherNameOfItsCounterRow() throws Exception {
+    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
+    String url = TestDatabases.mariaDb().orElseThrow();
+    JdbcLockSettings settings =
+        JdbcLockSettings.of(url)
+            .withTable(MYSQL_TABLE)
+            .withCreateSchema(true)
+            .withDatabase(JdbcDatabase.MYSQL);
+    String name = "stalled-" + UUID.randomUUID();
+    String sameSlot = name;
+    for (int i = 0;
+        sameSlot.equals(name) || MySqlFences.slot(sameSlot) != MySqlFences.slot(name);
+        i++) {
+      sameSlot = name + "-" + i;
+    }
+    try (LockClient delayed = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        LockClient other = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        Connection admin = DriverManager.getConnection(url);
+        Connection gate = DriverManager.getConnection(url)) {
+      execute(admin, "DROP TRIGGER IF EXISTS " + MYSQL_TABLE + "_pause");
+      execute(
+          admin,
+          """
+          CREATE TRIGGER %1$s_pause BEFORE UPDATE ON %1$s FOR EACH ROW
+          BEGIN
+            IF NEW.owner = 'o:delayed' AND OLD.token = 0 AND NEW.token <> 0 THEN
+              DO GET_LOCK('%2$s', 20);
+              DO RELEASE_LOCK('%2$s');
+            END IF;
+          END
+          """
+              .formatted(MYSQL_TABLE, GATE));
+      execute(gate, "SELECT GET_LOCK('" + GATE + "', 5)");
+
+      CompletableFuture<Optional<Lease>> stalled =
+          CompletableFuture.supplyAsync(
+              () -> delayed.lock(name, LockOptions.defaults().withOwnerId("delayed")).tryAcquire());
+      await().atMost(Duration.ofSeconds(10)).until(() -> waitingAtTheGate(admin) == 1);
+
+      // The stalled grant has drawn from the counter row of its slot: another name of that slot is
+      // granted now, with a higher token, while the stalled one still waits at the gate.
+      String neighbour = sameSlot;
+      Lease meanwhile =
+          CompletableFuture.supplyAsync(() -> other.lock(neighbour).tryAcquire())
+              .get(10, TimeUnit.SECONDS)
+              .orElseThrow();
+      assertThat(stalled).isNotDone();
+      assertThat(meanwhile.release()).isTrue();
+
+      execute(gate, "SELECT RELEASE_LOCK('" + GATE + "')");
+      Lease late = stalled.get(10, TimeUnit.SECONDS).orElseThrow();
+      assertThat(late.fencingToken()).isPositive().isLessThan(meanwhile.fencingToken());
+      assertThat(late.release()).isTrue();
+    }
+  }
+
   private static void delayedAcquisitionKeepsTokenOrder(boolean rowExists, JdbcDatabase database)
       throws Exception {
     assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);

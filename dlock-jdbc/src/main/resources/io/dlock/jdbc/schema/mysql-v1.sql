@@ -27,5 +27,8 @@ CREATE TABLE IF NOT EXISTS ${table} (
   expires_at BIGINT          NOT NULL,
   -- Who took the lock and when, for inspection.
   holder     VARCHAR(200)    CHARACTER SET utf8mb4,
-  granted_at BIGINT
+  granted_at BIGINT,
+  -- A random number per grant: its token (0 until then) is drawn and written after the grant's
+  -- commit, only into the row of the same grant.
+  grant_nonce BIGINT
 ) ENGINE = InnoDB;
