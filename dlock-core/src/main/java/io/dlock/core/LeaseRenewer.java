@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
  * call per tick, and marks lost every lease the backend reports gone or that runs out before a
  * renewal gets through. Fixed leases are watched only for their end.
  *
- * <p>A tick renews every lease due within a sixth of its lease time, so leases of similar length
- * share one round trip. All ticks run on one thread, so they never overlap.
+ * <p>A tick renews, in one call, every lease due within a sixth of its lease time and every lease
+ * that would fall due before the next tick: so a client makes one renewal request per tick, however
+ * many leases it holds and however their due times were spread. All ticks run on one thread, so
+ * they never overlap.
  */
 final class LeaseRenewer {
   private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
@@ -138,8 +140,9 @@ final class LeaseRenewer {
 
   private void renewDueLeases() {
     long now = clock.nanoTime();
-    List<Grant> due = new ArrayList<>();
+    List<Grant> renewable = new ArrayList<>();
     long earliestEnd = Long.MAX_VALUE;
+    long nextTickIn = Long.MAX_VALUE; // until the earliest next due time of the leases due now
     for (Grant grant : grants) {
       if (grant.hasEnded()) {
         grants.remove(grant); // never renew an ended grant, whoever forgot to remove it
@@ -161,18 +164,27 @@ final class LeaseRenewer {
               LeaseLostEvent.Reason.LEASE_ENDED,
               "the fixed lease of " + grant.options().leaseTime() + " ended before release");
         }
-      } else if (grant.autoRenew() && grant.nextRenewalNanos() - now <= grant.leaseNanos() / 6) {
-        due.add(grant);
+      } else if (grant.autoRenew()) {
+        renewable.add(grant);
+        if (grant.nextRenewalNanos() - now <= grant.leaseNanos() / 6) {
+          nextTickIn = Math.min(nextTickIn, grant.leaseNanos() / 3);
+        }
       }
     }
-    // One batch per lease length: the call's timeout then fits every lease in it.
-    Map<Long, List<Grant>> byLength = new HashMap<>();
-    for (Grant grant : due) {
-      byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
+    if (nextTickIn == Long.MAX_VALUE) {
+      return; // nothing due: this tick was for a lease end
     }
-    for (List<Grant> batch : byLength.values()) {
-      renew(batch, earliestEnd);
+    // One request per tick: the leases due now, and every other lease that would fall due before
+    // the next tick (a third of the shortest lease renewed now) and so need a tick of its own.
+    // Renewing a lease early only moves its end later; after a tick or two, the due times of the
+    // client's leases coincide, however they were spread when they were taken.
+    List<Grant> batch = new ArrayList<>();
+    for (Grant grant : renewable) {
+      if (grant.nextRenewalNanos() - now <= Math.max(nextTickIn, grant.leaseNanos() / 6)) {
+        batch.add(grant);
+      }
     }
+    renew(batch, earliestEnd);
   }
 
   /**
@@ -187,12 +199,16 @@ final class LeaseRenewer {
     for (Grant grant : batch) {
       byLease.put(grant.heldLease(), grant);
     }
+    long shortestLease = Long.MAX_VALUE;
+    for (Grant grant : batch) {
+      shortestLease = Math.min(shortestLease, grant.leaseNanos());
+    }
     long sentAt = clock.nanoTime();
     long timeout =
         Math.max(
             1_000_000L,
             Math.min(
-                Math.min(operationTimeout.toNanos(), batch.get(0).leaseNanos() / 3),
+                Math.min(operationTimeout.toNanos(), shortestLease / 3),
                 earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
     Set<HeldLease> gone;
     try {

@@ -11,7 +11,6 @@ import io.dlock.LockOptions;
 import io.dlock.spi.HeldLease;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
@@ -102,21 +101,46 @@ class LeaseRenewerTest {
   }
 
   @Test
-  void leasesOfDifferentLengthsDueTogetherGoInOneBatchPerLength() {
+  void leasesOfDifferentLengthsDueBeforeTheNextTickGoInTheSameCall() {
     acquire("short-1", RENEWED);
     acquire("short-2", RENEWED);
     acquire("long", LockOptions.defaults().withRenewedLease(Duration.ofMillis(600)));
+    acquire("hour", LockOptions.defaults().withRenewedLease(Duration.ofHours(1)));
 
-    // At 100 ms the 300 ms leases are due, and the 600 ms lease (due at 200 ms) is within a sixth
-    // of its lease of being due: one tick renews all three, in one call per lease length.
+    // At 100 ms the 300 ms leases are due, and the next tick will be at 200 ms: the 600 ms lease,
+    // due at 200 ms, goes along in the same call; the hour-long one, due in 20 minutes, does not.
     clock.set(100 * MS);
-    await().atMost(Duration.ofSeconds(10)).until(() -> backend.renewals.size() == 2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> backend.renewals.size() == 1);
+    clock.awaitRenewerTick();
 
-    Set<Set<String>> batches =
-        backend.renewals.stream()
-            .map(r -> r.leases().stream().map(HeldLease::lockName).collect(Collectors.toSet()))
-            .collect(Collectors.toSet());
-    assertThat(batches).containsExactlyInAnyOrder(Set.of("short-1", "short-2"), Set.of("long"));
+    assertThat(backend.renewals).hasSize(1);
+    assertThat(backend.renewals.get(0).leases())
+        .extracting(HeldLease::lockName)
+        .containsExactlyInAnyOrder("short-1", "short-2", "long");
+  }
+
+  /**
+   * Leases taken at moments spread over most of a renewal period: the first tick renews them all,
+   * in one call, and every tick after it makes exactly one call for all of them. (Renewing only the
+   * leases due within a sixth of their lease, the spread needed two calls per period.)
+   */
+  @Test
+  void leasesTakenAtSpreadMomentsAreRenewedInOneCallPerTick() {
+    List<Lease> leases = new java.util.ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      clock.set(i * MS); // one lease taken every millisecond, over 99 ms of the 100 ms period
+      leases.add(acquire("spread-" + i, RENEWED));
+    }
+    for (int tick = 1; tick <= 4; tick++) {
+      long at = 100 * MS * tick;
+      clock.set(at);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> leases.stream().allMatch(l -> renewedAt(l, at)));
+      clock.awaitRenewerTick();
+      assertThat(backend.renewals).as("renewal calls after tick %d", tick).hasSize(tick);
+      assertThat(backend.renewals.get(tick - 1).leases()).hasSize(100);
+    }
   }
 
   @Test
