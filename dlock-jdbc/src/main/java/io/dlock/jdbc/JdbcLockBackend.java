@@ -129,6 +129,9 @@ public final class JdbcLockBackend
         try {
           JdbcSchema.probe(c, statements, held);
         } catch (LockStatements.SchemaProblem missing) {
+          if (!missing.creatable()) {
+            throw missing; // creating this dialect's tables would break the other dialect's clients
+          }
           // Only then: DDL takes exclusive metadata locks, which wait for every open transaction
           // on the tables (a row lock held by another client, on MariaDB).
           JdbcSchema.createSchema(c, statements);

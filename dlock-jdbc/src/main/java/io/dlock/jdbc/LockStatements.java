@@ -74,10 +74,7 @@ abstract class LockStatements {
             + now;
     this.delete = "DELETE FROM " + table + " WHERE name = ?";
     this.purge = "DELETE FROM " + table + " WHERE expires_at < " + now + " - ?";
-    this.probeRead =
-        "SELECT name, owner, holds, token, expires_at, holder, granted_at FROM "
-            + table
-            + " WHERE 1 = 0";
+    this.probeRead = "SELECT " + probeColumns() + " FROM " + table + " WHERE 1 = 0";
     String columns = "SELECT name, holder, token, holds, granted_at, expires_at - " + now;
     this.inspect =
         columns
@@ -87,9 +84,21 @@ abstract class LockStatements {
             + now
             + " ORDER BY name";
     this.describe = columns + " FROM " + table + " WHERE name = ? AND expires_at > " + now;
-    this.deleteGrant = "DELETE FROM " + table + " WHERE name = ? AND token = ?";
+    // Never a grant whose token is not drawn yet (MySQL's token 0): all such grants look alike.
+    this.deleteGrant = "DELETE FROM " + table + " WHERE name = ? AND token = ? AND token <> 0";
     this.probeWrite = "UPDATE " + table + " SET holds = holds WHERE 1 = 0";
   }
+
+  /**
+   * The columns of the lease-row table that the start-up probe reads (called by the constructor).
+   */
+  String probeColumns() {
+    return LEASE_ROW_COLUMNS;
+  }
+
+  /** The columns every dialect's lease-row table has. */
+  static final String LEASE_ROW_COLUMNS =
+      "name, owner, holds, token, expires_at, holder, granted_at";
 
   /** The dialect's name for logs and errors. */
   abstract String dialect();
@@ -305,9 +314,7 @@ abstract class LockStatements {
 
   /** Reads, writes (no rows) and draws from the sequence, to report a bad setup at start. */
   void probe(Connection c) throws SQLException, SchemaProblem {
-    probeStep(c, probeRead, "read", "SELECT");
-    probeStep(c, probeWrite, "update", "SELECT, INSERT, UPDATE, DELETE");
-    probeStep(c, probeSequence(), "use " + fenceObject() + " of", fencePrivilege());
+    // First: the other dialect's table would also fail the reads below, with a less useful message.
     String foreign = foreignCounter();
     if (foreign != null && tableExists(c, foreign)) {
       throw new SchemaProblem(
@@ -319,8 +326,12 @@ abstract class LockStatements {
               + fenceObject()
               + ": clients of two dialects on one table draw tokens from two counters, in no"
               + " order; use one dialect per table (JdbcLockSettings.withDatabase) or a new table",
-          null);
+          null,
+          false);
     }
+    probeStep(c, probeRead, "read", "SELECT");
+    probeStep(c, probeWrite, "update", "SELECT, INSERT, UPDATE, DELETE");
+    probeStep(c, probeSequence(), "use " + fenceObject() + " of", fencePrivilege());
   }
 
   private boolean tableExists(Connection c, String name) throws SQLException {
@@ -361,6 +372,8 @@ abstract class LockStatements {
       }
       if (state.equals("42P01")
           || state.equals("42S02")
+          || state.equals("42S22")
+          || message.contains("unknown column")
           || state.equals("42102")
           || state.equals("90036")
           || message.contains("doesn't exist")
@@ -388,8 +401,20 @@ abstract class LockStatements {
   static final class SchemaProblem extends Exception {
     private static final long serialVersionUID = 1L;
 
+    private final boolean creatable;
+
     SchemaProblem(String message, @Nullable Throwable cause) {
+      this(message, cause, true);
+    }
+
+    SchemaProblem(String message, @Nullable Throwable cause, boolean creatable) {
       super(message, cause);
+      this.creatable = creatable;
+    }
+
+    /** Whether creating the schema (createSchema) may fix it; never for a wrong dialect. */
+    boolean creatable() {
+      return creatable;
     }
   }
 

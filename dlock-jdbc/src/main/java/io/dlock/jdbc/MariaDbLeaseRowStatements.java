@@ -89,6 +89,11 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
   }
 
   @Override
+  String probeColumns() {
+    return LEASE_ROW_COLUMNS; // no grant nonce: tokens are drawn inside the grant's statement
+  }
+
+  @Override
   String foreignCounter() {
     return MySqlFences.tableOf(table); // the MySQL dialect's counter rows
   }

@@ -45,6 +45,8 @@ class MySqlLeaseRowStatements extends LockStatements {
   private final String upsert;
   private final String read;
   private final String writeToken;
+  private final String undoOnlyHold;
+  private final String undoOneHold;
   private final MySqlFences fences;
 
   MySqlLeaseRowStatements(String table, Duration statementTimeout) {
@@ -75,7 +77,18 @@ class MySqlLeaseRowStatements extends LockStatements {
             + table
             + " SET token = ? WHERE name = ? AND grant_nonce = ? AND token = 0 AND expires_at > "
             + NOW;
+    this.undoOnlyHold =
+        "DELETE FROM " + table + " WHERE name = ? AND owner = ? AND grant_nonce = ? AND holds = 1";
+    this.undoOneHold =
+        "UPDATE "
+            + table
+            + " SET holds = holds - 1 WHERE name = ? AND owner = ? AND grant_nonce = ? AND holds > 1";
     this.fences = new MySqlFences(table, queryTimeoutSeconds);
+  }
+
+  @Override
+  String probeColumns() {
+    return super.probeColumns() + ", grant_nonce";
   }
 
   @Override
@@ -139,9 +152,38 @@ class MySqlLeaseRowStatements extends LockStatements {
       }
     }
     if (attempt instanceof Undrawn undrawn) {
-      return drawToken(c, name, owner, undrawn);
+      try {
+        return drawToken(c, name, owner, undrawn);
+      } catch (SQLException e) {
+        // The grant is committed and nobody will hear of it: undo it, or it would block the name
+        // (or keep a hold of an owner id) until its lease ends.
+        undo(c, name, owner, undrawn.nonce(), e);
+        throw e;
+      }
     }
     return ((Done) attempt).result();
+  }
+
+  /**
+   * Undoes the grant {@code nonce} (whether or not its token got written): deletes its row if this
+   * was its only hold, else takes this hold back. Best effort: on failure the row ends with its
+   * lease, and {@code cause} (which the caller reports) records why.
+   */
+  private void undo(Connection c, String name, String owner, long nonce, SQLException cause) {
+    try {
+      try (PreparedStatement ps = prepare(c, undoOnlyHold)) {
+        bindAll(ps, name, owner, nonce);
+        if (ps.executeUpdate() == 1) {
+          return;
+        }
+      }
+      try (PreparedStatement ps = prepare(c, undoOneHold)) {
+        bindAll(ps, name, owner, nonce);
+        ps.executeUpdate();
+      }
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
   }
 
   private static void rollBack(Connection c) {
@@ -207,11 +249,12 @@ class MySqlLeaseRowStatements extends LockStatements {
     if (row == null) {
       return new AcquireResult.Held(Duration.ZERO); // ended (a forced release) before its token
     }
-    if (row.nonce() == grant.nonce()
-        && owner.equals(row.owner())
-        && row.token() != 0
-        && row.remaining() > 0) {
-      return new AcquireResult.Granted(row.token(), row.holds());
+    if (row.nonce() == grant.nonce() && owner.equals(row.owner()) && row.remaining() > 0) {
+      if (row.token() != 0) {
+        return new AcquireResult.Granted(row.token(), row.holds());
+      }
+      // Still this grant's, unexpired, yet the write matched nothing: the database clock stepped.
+      throw new SQLException("the token of the grant of '" + name + "' could not be written");
     }
     return row.held();
   }

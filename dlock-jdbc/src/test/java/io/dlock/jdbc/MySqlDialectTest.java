@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -60,32 +61,91 @@ class MySqlDialectTest {
     }
   }
 
+  /**
+   * A lease-row grant commits before its token is drawn and written: when that write fails, the
+   * grant is undone before the failure is reported, instead of blocking the name until its lease
+   * ends with no holder. (A test trigger makes the token write of owner id {@code failing} fail.)
+   */
   @Test
-  void aTableWithTheOtherDialectsCounterIsRefused() throws Exception {
-    String table = "dlock_two_dialects_" + Long.toHexString(System.nanoTime());
+  void aGrantWhoseTokenWriteFailsIsUndoneNotLeftBlockingTheName() throws Exception {
+    String table = "dlock_undo_" + Long.toHexString(System.nanoTime());
+    JdbcLockSettings settings =
+        TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW).withTable(table);
+    try (LockClient failing = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        LockClient other = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        Connection admin = DriverManager.getConnection(mariaDb());
+        Statement st = admin.createStatement()) {
+      st.execute(
+          """
+          CREATE TRIGGER %1$s_fail BEFORE UPDATE ON %1$s FOR EACH ROW
+          BEGIN
+            IF NEW.owner = 'o:failing' AND OLD.token = 0 AND NEW.token <> 0 THEN
+              SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'the token write fails (test)';
+            END IF;
+          END
+          """
+              .formatted(table));
+      String name = "undo-" + UUID.randomUUID();
+      assertThatThrownBy(
+              () ->
+                  failing
+                      .lock(name, io.dlock.LockOptions.defaults().withOwnerId("failing"))
+                      .tryAcquire())
+          .isInstanceOf(io.dlock.BackendUnavailableException.class)
+          .hasMessageContaining("the token write fails");
+      Lease next = other.lock(name).tryAcquire().orElseThrow();
+      assertThat(next.fencingToken()).isPositive();
+      assertThat(next.release()).isTrue();
+    } finally {
+      try (Connection c = DriverManager.getConnection(mariaDb());
+          Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
+        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
+      }
+    }
+  }
+
+  @Test
+  void aTableWithTheOtherDialectsCounterIsRefusedAndLeftAsItIs() throws Exception {
+    String mariaDbTable = "dlock_two_dialects_" + Long.toHexString(System.nanoTime());
+    String mySqlTable = mariaDbTable + "_my";
     try {
       try (JdbcLockBackend mariaDb =
-          JdbcLockBackend.connect(TestDatabases.settings(mariaDb()).withTable(table))) {
+              JdbcLockBackend.connect(TestDatabases.settings(mariaDb()).withTable(mariaDbTable));
+          JdbcLockBackend mySql =
+              JdbcLockBackend.connect(
+                  TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW)
+                      .withTable(mySqlTable))) {
         assertThat(mariaDb.dialect()).isEqualTo("MariaDB");
+        assertThat(mySql.dialect()).isEqualTo("MySQL");
       }
       assertThatThrownBy(
               () ->
                   JdbcLockBackend.connect(
                       TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW)
-                          .withTable(table)))
+                          .withTable(mariaDbTable)))
           .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining(table + "_fence, the fencing counter of the other MySQL-family");
-      // And the reverse: the MariaDB dialect on a table that has the MySQL dialect's counter.
+          .hasMessageContaining(
+              mariaDbTable + "_fence, the fencing counter of the other MySQL-family");
       assertThatThrownBy(
-              () -> JdbcLockBackend.connect(TestDatabases.settings(mariaDb()).withTable(table)))
+              () ->
+                  JdbcLockBackend.connect(TestDatabases.settings(mariaDb()).withTable(mySqlTable)))
           .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining(table + "_fences, the fencing counter of the other MySQL-family");
+          .hasMessageContaining(
+              mySqlTable + "_fences, the fencing counter of the other MySQL-family");
+      // Refused without creating its own counter there: the first dialect's clients still start.
+      JdbcLockBackend.connect(TestDatabases.settings(mariaDb()).withTable(mariaDbTable)).close();
+      JdbcLockBackend.connect(
+              TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW).withTable(mySqlTable))
+          .close();
     } finally {
       try (Connection c = DriverManager.getConnection(mariaDb());
           Statement st = c.createStatement()) {
-        st.execute("DROP SEQUENCE IF EXISTS " + table + "_fence");
-        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
-        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
+        st.execute("DROP SEQUENCE IF EXISTS " + mariaDbTable + "_fence");
+        for (String table : List.of(mariaDbTable, mySqlTable)) {
+          st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
+          st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
+        }
       }
     }
   }
