@@ -7,6 +7,7 @@ import io.dlock.spi.LockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -140,9 +141,11 @@ final class LeaseRenewer {
 
   private void renewDueLeases() {
     long now = clock.nanoTime();
-    List<Grant> renewable = new ArrayList<>();
+    // By lease length: one call per length, whose timeout then fits every lease in it, and whose
+    // failure (a timeout, a node down) reaches no lease of another length.
+    Map<Long, List<Grant>> byLength = new HashMap<>();
+    Set<Long> lengthsDue = new HashSet<>();
     long earliestEnd = Long.MAX_VALUE;
-    long nextTickIn = Long.MAX_VALUE; // until the earliest next due time of the leases due now
     for (Grant grant : grants) {
       if (grant.hasEnded()) {
         grants.remove(grant); // never renew an ended grant, whoever forgot to remove it
@@ -165,26 +168,19 @@ final class LeaseRenewer {
               "the fixed lease of " + grant.options().leaseTime() + " ended before release");
         }
       } else if (grant.autoRenew()) {
-        renewable.add(grant);
+        byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
         if (grant.nextRenewalNanos() - now <= grant.leaseNanos() / 6) {
-          nextTickIn = Math.min(nextTickIn, grant.leaseNanos() / 3);
+          lengthsDue.add(grant.leaseNanos());
         }
       }
     }
-    if (nextTickIn == Long.MAX_VALUE) {
-      return; // nothing due: this tick was for a lease end
+    // Once one lease of a length is due, every lease of that length goes along (each falls due
+    // within a third of the lease, before the next tick would): one request per tick and length,
+    // however the leases' due times were spread when they were taken. Renewing a lease early only
+    // moves its end later; after one tick the due times of a length coincide.
+    for (Long length : lengthsDue) {
+      renew(byLength.get(length), earliestEnd);
     }
-    // One request per tick: the leases due now, and every other lease that would fall due before
-    // the next tick (a third of the shortest lease renewed now) and so need a tick of its own.
-    // Renewing a lease early only moves its end later; after a tick or two, the due times of the
-    // client's leases coincide, however they were spread when they were taken.
-    List<Grant> batch = new ArrayList<>();
-    for (Grant grant : renewable) {
-      if (grant.nextRenewalNanos() - now <= Math.max(nextTickIn, grant.leaseNanos() / 6)) {
-        batch.add(grant);
-      }
-    }
-    renew(batch, earliestEnd);
   }
 
   /**
@@ -199,16 +195,12 @@ final class LeaseRenewer {
     for (Grant grant : batch) {
       byLease.put(grant.heldLease(), grant);
     }
-    long shortestLease = Long.MAX_VALUE;
-    for (Grant grant : batch) {
-      shortestLease = Math.min(shortestLease, grant.leaseNanos());
-    }
     long sentAt = clock.nanoTime();
     long timeout =
         Math.max(
             1_000_000L,
             Math.min(
-                Math.min(operationTimeout.toNanos(), shortestLease / 3),
+                Math.min(operationTimeout.toNanos(), batch.get(0).leaseNanos() / 3),
                 earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
     Set<HeldLease> gone;
     try {
