@@ -96,6 +96,11 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     this.undoAcquireScript =
         RedisScript.load(
             RedisLockBackend.class, "undo-acquire.lua", ScriptOutputType.MULTI, commands);
+    // The scripts of every acquisition, release and renewal, into the server's cache now: their
+    // first calls then cost no NOSCRIPT round trip (a load and a second call) each.
+    for (RedisScript script : List.of(acquireScript, releaseScript, renewScript)) {
+      script.preload(commands);
+    }
   }
 
   /**

@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
  * connections of the same script charset (Lettuce's default, UTF-8).
  */
 public final class RedisScript {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RedisScript.class);
+
   private final String name;
   private final String source;
   private final String sha;
@@ -80,6 +82,23 @@ public final class RedisScript {
 
   public ScriptOutputType outputType() {
     return outputType;
+  }
+
+  /**
+   * Sends the script to the server's script cache ({@code SCRIPT LOAD}) without waiting, so that
+   * its first call finds it there: commands on one connection run in order, so a call sent after
+   * this finds the script loaded. Best effort: if the load fails, the first call still loads the
+   * script on {@code NOSCRIPT}.
+   */
+  public void preload(RedisScriptingAsyncCommands<String, String> commands) {
+    commands
+        .scriptLoad(source)
+        .whenComplete(
+            (sha1, error) -> {
+              if (error != null) {
+                log.debug("Could not preload {}: {}", name, error.toString());
+              }
+            });
   }
 
   /**
