@@ -96,9 +96,16 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     this.undoAcquireScript =
         RedisScript.load(
             RedisLockBackend.class, "undo-acquire.lua", ScriptOutputType.MULTI, commands);
-    // The scripts of every acquisition, release and renewal, into the server's cache now: their
-    // first calls then cost no NOSCRIPT round trip (a load and a second call) each.
-    for (RedisScript script : List.of(acquireScript, releaseScript, renewScript)) {
+    // Every script into the server's cache now: their first calls then cost no NOSCRIPT round
+    // trip (a load and a second call) each; Redlock's raise-fence call has only a node timeout.
+    for (RedisScript script :
+        List.of(
+            acquireScript,
+            releaseScript,
+            renewScript,
+            forceReleaseScript,
+            raiseFenceScript,
+            undoAcquireScript)) {
       script.preload(commands);
     }
   }

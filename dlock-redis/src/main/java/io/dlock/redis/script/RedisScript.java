@@ -86,19 +86,25 @@ public final class RedisScript {
 
   /**
    * Sends the script to the server's script cache ({@code SCRIPT LOAD}) without waiting, so that
-   * its first call finds it there: commands on one connection run in order, so a call sent after
-   * this finds the script loaded. Best effort: if the load fails, the first call still loads the
-   * script on {@code NOSCRIPT}.
+   * its first call finds it there: commands on one open connection run in order, so a call sent
+   * after this on it finds the script loaded (in Cluster, Lettuce sends the load to every node, and
+   * a call racing a node connection still being opened may meet one {@code NOSCRIPT}). Best effort:
+   * if the load fails, the first call still loads the script on {@code NOSCRIPT}.
    */
   public void preload(RedisScriptingAsyncCommands<String, String> commands) {
-    commands
-        .scriptLoad(source)
-        .whenComplete(
-            (sha1, error) -> {
-              if (error != null) {
-                log.debug("Could not preload {}: {}", name, error.toString());
-              }
-            });
+    try {
+      commands
+          .scriptLoad(source)
+          .whenComplete(
+              (sha1, error) -> {
+                if (error != null) {
+                  log.debug("Could not preload {}: {}", name, error.toString());
+                }
+              });
+    } catch (RuntimeException e) {
+      // A Cluster connection can refuse at once (its topology changing): never fail the caller.
+      log.debug("Could not preload {}: {}", name, e.toString());
+    }
   }
 
   /**
