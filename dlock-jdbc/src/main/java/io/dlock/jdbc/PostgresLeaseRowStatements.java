@@ -16,8 +16,13 @@ import java.util.Set;
 /**
  * PostgreSQL: every primitive is one statement, so one round trip. Acquisition is {@code INSERT ...
  * ON CONFLICT DO UPDATE ... WHERE} with the holder's remaining lease read in the same statement;
- * release deletes or decrements and sends {@code NOTIFY} in the same statement (delivered at
- * commit); renewal updates a whole batch through {@code unnest} of arrays.
+ * release deletes or decrements and, when an acquisition found the lock held since its grant (the
+ * {@code waiters} flag, set by that acquisition's statement), sends {@code NOTIFY} in the same
+ * statement (delivered at commit); renewal updates a whole batch through {@code unnest} of arrays.
+ *
+ * <p>Why the flag: PostgreSQL serializes the commits of all transactions that notified (one lock on
+ * the notification queue, held through the commit's flush), so a release that notified every time
+ * let one uncontended release commit at a time, whatever the pool size.
  */
 final class PostgresLeaseRowStatements extends LockStatements {
   private static final String NOW = PostgresDialect.NOW_MILLIS;
@@ -43,8 +48,9 @@ final class PostgresLeaseRowStatements extends LockStatements {
         WITH g AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?) AS locked),
         n AS MATERIALIZED (SELECT %2$s AS now_ms FROM g),
         up AS (
-          INSERT INTO %1$s AS l (name, owner, holds, token, expires_at, holder, granted_at)
-          SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ?, ?, n.now_ms FROM n
+          INSERT INTO %1$s AS l (name, owner, holds, token, expires_at, holder, granted_at,
+                                 waiters)
+          SELECT ?, ?, 1, nextval('%1$s_fence'), n.now_ms + ?, ?, n.now_ms, FALSE FROM n
           ON CONFLICT (name) DO UPDATE SET
             holds = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                          THEN l.holds + CAST(? AS INTEGER)
@@ -58,9 +64,13 @@ final class PostgresLeaseRowStatements extends LockStatements {
             holder = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                           THEN l.holder ELSE EXCLUDED.holder END,
             granted_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
-                              THEN l.granted_at ELSE EXCLUDED.granted_at END
+                              THEN l.granted_at ELSE EXCLUDED.granted_at END,
+            waiters = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
+                           THEN l.waiters ELSE FALSE END
           WHERE l.expires_at <= (SELECT now_ms FROM n) OR l.owner = EXCLUDED.owner
-          RETURNING l.token, l.holds)
+          RETURNING l.token, l.holds),
+        w AS (UPDATE %1$s SET waiters = TRUE
+               WHERE name = ? AND NOT waiters AND NOT EXISTS (SELECT 1 FROM up))
         SELECT TRUE, token, holds, 0 FROM up
         UNION ALL
         SELECT FALSE, token, holds, expires_at - (SELECT now_ms FROM n) FROM %1$s
@@ -71,10 +81,10 @@ final class PostgresLeaseRowStatements extends LockStatements {
         """
         WITH n AS (SELECT %2$s AS now_ms),
         d AS (DELETE FROM %1$s WHERE name = ? AND owner = ? AND token = ? AND holds = 1
-               AND expires_at > (SELECT now_ms FROM n) RETURNING 0 AS holds),
+               AND expires_at > (SELECT now_ms FROM n) RETURNING 0 AS holds, waiters),
         u AS (UPDATE %1$s SET holds = holds - 1 WHERE name = ? AND owner = ? AND token = ?
                AND holds > 1 AND expires_at > (SELECT now_ms FROM n) RETURNING holds),
-        s AS (SELECT pg_notify(?, ?) FROM d)
+        s AS (SELECT pg_notify(?, ?) FROM d WHERE d.waiters)
         SELECT holds, (SELECT count(*) FROM s) FROM d
         UNION ALL
         SELECT holds, 0 FROM u
@@ -108,6 +118,20 @@ final class PostgresLeaseRowStatements extends LockStatements {
   @Override
   String schemaResource() {
     return "io/dlock/jdbc/schema/postgresql-v1.sql";
+  }
+
+  @Override
+  List<String> schemaResources() {
+    // Version 3: the lease row's waiters flag.
+    return List.of(
+        schemaResource(),
+        "io/dlock/jdbc/schema/postgresql-v2.sql",
+        "io/dlock/jdbc/schema/postgresql-v3.sql");
+  }
+
+  @Override
+  String probeColumns() {
+    return super.probeColumns() + ", waiters";
   }
 
   @Override
@@ -154,6 +178,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
       ps.setString(6, holder);
       ps.setInt(7, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
       ps.setString(8, name);
+      ps.setString(9, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           // The holder's row was deleted between the two halves: free now, try again at once.
