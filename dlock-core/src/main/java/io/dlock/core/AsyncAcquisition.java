@@ -41,7 +41,6 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   private final String name;
   private final LockOptions lockOptions;
   private final long waitNanos;
-  private final Object holder = new Object();
   private final Executor steps;
   private final Executor callbacks;
   private final ScheduledExecutorService timer;
@@ -183,7 +182,7 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
 
   private void firstStep() {
     client.ensureOpen();
-    GrantKey key = GrantKey.of(name, lockOptions, holder);
+    GrantKey key = GrantKey.of(name, lockOptions, null); // a key of its own: no re-entry
     Lease reentered = acquisitions.reenter(key, lockOptions, startedAt);
     if (reentered != null) {
       state.set(DONE);

@@ -99,7 +99,8 @@ public final class CoreLockClient implements LockClient {
     this.waiters = new ReleaseWaiters(signals);
     this.lockEvents = new LockEvents(options.eventListener(), clock, "dlock-" + id + "-listener");
     this.renewer =
-        new LeaseRenewer(backend, clock, options.operationTimeout(), scheduler, lockEvents);
+        new LeaseRenewer(
+            backend, clock, options.operationTimeout(), scheduler, lockEvents, grants.values());
     this.sessionEvents = new SessionEvents(backend.name(), grants.values());
     this.acquisitions =
         new Acquisitions(
@@ -187,14 +188,9 @@ public final class CoreLockClient implements LockClient {
 
   @Override
   public List<HeldLeaseInfo> heldLeases() {
-    // Every lease this client keeps alive: the grants it holds, and any grant the renewer still
-    // renews (none, unless a grant was dropped from the first without leaving the second; listing
-    // it makes that leak visible to callers and tests instead of a hidden count).
-    Set<Grant> kept = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-    kept.addAll(grants.values());
-    renewer.forEach(kept::add);
-    List<HeldLeaseInfo> infos = new ArrayList<>(kept.size());
-    for (Grant grant : kept) {
+    // Every grant this client holds, the one set the renewer renews from too.
+    List<HeldLeaseInfo> infos = new ArrayList<>(grants.size());
+    for (Grant grant : grants.values()) {
       infos.add(grant.info());
     }
     return infos;
@@ -315,7 +311,6 @@ public final class CoreLockClient implements LockClient {
 
   void forget(Grant grant) {
     grants.remove(grant.key(), grant);
-    renewer.remove(grant);
   }
 
   void signalLocalWaiters(String name) {

@@ -28,11 +28,19 @@ final class Grant {
 
   private final CoreLockClient client;
   private final GrantKey key;
-  private final LockOwner owner;
+
+  /**
+   * The owner where it is not kept as {@link #ownerHigh} and {@link #ownerLow}: an owner id (whose
+   * holds the server counts), or a key that {@link OwnerTokens} did not make. Null otherwise.
+   */
+  private final @Nullable LockOwner keptOwner;
+
+  /** A grant owner's 128 random bits (see {@link OwnerTokens#bitsOf}); unused with keptOwner. */
+  private final long ownerHigh;
+
+  private final long ownerLow;
   private final long fencingToken;
   private final LockOptions options;
-  private final boolean holdCountOnServer;
-  private final long leaseNanos;
   private final long heldSinceMillis = System.currentTimeMillis();
 
   /**
@@ -68,11 +76,12 @@ final class Grant {
       long requestSentAtNanos) {
     this.client = client;
     this.key = key;
-    this.owner = owner;
+    long[] bits = OwnerTokens.bitsOf(owner);
+    this.keptOwner = bits == null ? owner : null;
+    this.ownerHigh = bits == null ? 0 : bits[0];
+    this.ownerLow = bits == null ? 0 : bits[1];
     this.fencingToken = fencingToken;
     this.options = options;
-    this.holdCountOnServer = options.ownerId().isPresent();
-    this.leaseNanos = options.leaseTime().toNanos();
     confirmed(requestSentAtNanos);
   }
 
@@ -93,15 +102,23 @@ final class Grant {
   }
 
   HeldLease heldLease() {
-    return new HeldLease(key.lockName(), owner, fencingToken, options.leaseTime());
+    return new HeldLease(key.lockName(), owner(), fencingToken, options.leaseTime());
   }
 
   LockEvents lockEvents() {
     return client.lockEvents();
   }
 
+  /** The owner, rendered again for each call where it is kept as bits: for backend calls only. */
   LockOwner owner() {
-    return owner;
+    LockOwner kept = keptOwner;
+    return kept != null ? kept : OwnerTokens.ofBits(ownerHigh, ownerLow);
+  }
+
+  /** Whether the server counts this grant's holds (an owner id), not only this client. */
+  private boolean holdCountOnServer() {
+    LockOwner kept = keptOwner;
+    return kept != null && kept.countsHolds();
   }
 
   /**
@@ -196,7 +213,7 @@ final class Grant {
   }
 
   long leaseNanos() {
-    return leaseNanos;
+    return options.leaseTime().toNanos();
   }
 
   /**
@@ -204,6 +221,7 @@ final class Grant {
    * expiry after that instant, so counting from the send time errs on the safe side.
    */
   void confirmed(long sentAtNanos) {
+    long leaseNanos = leaseNanos();
     validUntilNanos = sentAtNanos + leaseNanos - safetyMarginNanos(leaseNanos);
     nextRenewalNanos = sentAtNanos + leaseNanos / 3;
   }
@@ -219,6 +237,7 @@ final class Grant {
 
   /** A renewal did not get through; try again soon, well before the lease runs out. */
   void renewalFailed(long nowNanos) {
+    long leaseNanos = leaseNanos();
     nextRenewalNanos = nowNanos + Math.max(leaseNanos / 10, 10_000_000L);
   }
 
@@ -287,7 +306,6 @@ final class Grant {
         fencingToken,
         reason,
         detail);
-    client.renewer().remove(this);
     for (Consumer<LeaseLostEvent> listener : toTell) {
       client.dispatch(listener, event);
     }
@@ -356,19 +374,19 @@ final class Grant {
               + " already lost",
           key.lockName(),
           fencingToken);
-      if (left == 0 || holdCountOnServer) {
+      if (left == 0 || holdCountOnServer()) {
         // The server may still count this hold (a lease the client stopped trusting early, or an
         // owner id held on by another hold): drop it there too. Owner-checked, so it never
         // touches another holder's lock; best effort, since the lease is gone anyway.
-        pendingCleanup = client.releaseQuietly(key.lockName(), owner, fencingToken);
+        pendingCleanup = client.releaseQuietly(key.lockName(), owner(), fencingToken);
       }
       return false;
     }
-    if (left > 0 && !holdCountOnServer) {
+    if (left > 0 && !holdCountOnServer()) {
       return true;
     }
     ReleaseResult result =
-        client.releaseOnBackend(key.lockName(), owner, fencingToken, options.leaseTime());
+        client.releaseOnBackend(key.lockName(), owner(), fencingToken, options.leaseTime());
     switch (result) {
       case RELEASED:
         client.signalLocalWaiters(key.lockName());

@@ -6,12 +6,12 @@ import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +37,13 @@ final class LeaseRenewer {
   private final MonotonicClock clock;
   private final Duration operationTimeout;
   private final ScheduledExecutorService scheduler;
-  private final Set<Grant> grants = ConcurrentHashMap.newKeySet();
+
+  /**
+   * The client's grants, a live view: the renewer keeps no set of its own (a client may hold a
+   * hundred thousand leases, and a second set costs an entry each). Ended grants in it (lost, not
+   * yet released by their holders) are skipped: never renewed, never counted.
+   */
+  private final Collection<Grant> grants;
 
   private final ReentrantLock scheduleLock = new ReentrantLock();
   private @Nullable ScheduledFuture<?> nextTick;
@@ -55,7 +61,9 @@ final class LeaseRenewer {
       MonotonicClock clock,
       Duration operationTimeout,
       ScheduledExecutorService scheduler,
-      LockEvents lockEvents) {
+      LockEvents lockEvents,
+      Collection<Grant> grants) {
+    this.grants = grants;
     this.backend = backend;
     this.clock = clock;
     this.operationTimeout = operationTimeout;
@@ -64,31 +72,25 @@ final class LeaseRenewer {
   }
 
   /**
-   * Watches {@code grant}, unless it has already ended: a grant marked lost before it was added (a
-   * session event racing with its registration) would otherwise stay here for good, renewed by
-   * nobody's wish and counted as held. {@link Grant#markLost} sets the state before it removes the
-   * grant from here, so whichever of the two runs second removes it.
+   * A grant was added to the client's grants: makes sure a tick comes no later than it is due. A
+   * grant that has already ended (a session event racing with its registration) is never renewed:
+   * every tick skips it.
    */
   void add(Grant grant) {
-    grants.add(grant);
-    if (grant.hasEnded()) {
-      grants.remove(grant);
-      return;
+    if (!grant.hasEnded()) {
+      scheduleNoLaterThan(dueAt(grant));
     }
-    scheduleNoLaterThan(dueAt(grant));
   }
 
-  void remove(Grant grant) {
-    grants.remove(grant);
-  }
-
+  /** The number of grants watched now: those of the client that have not ended. */
   int size() {
-    return grants.size();
-  }
-
-  /** Calls {@code action} with each grant watched now. */
-  void forEach(java.util.function.Consumer<Grant> action) {
-    grants.forEach(action);
+    int n = 0;
+    for (Grant grant : grants) {
+      if (!grant.hasEnded()) {
+        n++;
+      }
+    }
+    return n;
   }
 
   private static long dueAt(Grant grant) {
@@ -148,8 +150,7 @@ final class LeaseRenewer {
     long earliestEnd = Long.MAX_VALUE;
     for (Grant grant : grants) {
       if (grant.hasEnded()) {
-        grants.remove(grant); // never renew an ended grant, whoever forgot to remove it
-        continue;
+        continue; // lost, and not yet released by its holder: never renewed again
       }
       long end = grant.validUntilNanos();
       if (end - now > 0 && (earliestEnd == Long.MAX_VALUE || end - earliestEnd < 0)) {
@@ -252,6 +253,9 @@ final class LeaseRenewer {
       long earliest = 0;
       boolean any = false;
       for (Grant grant : grants) {
+        if (grant.hasEnded()) {
+          continue;
+        }
         long at = Math.min(dueAt(grant), grant.validUntilNanos());
         if (!any || at - earliest < 0) {
           earliest = at;
