@@ -57,18 +57,27 @@ class LeaseRenewerTest {
   }
 
   @Test
-  void aGrantMarkedLostBeforeItReachesTheRenewerIsNeverWatched() {
-    NamedLock lock = (NamedLock) client.lock("renewer", LockOptions.defaults());
+  void aGrantMarkedLostBeforeItReachesTheRenewerIsNeverRenewed() {
+    NamedLock lock = (NamedLock) client.lock("renewer", RENEWED);
     lock.tryAcquire().orElseThrow();
     Grant grant = client.grantOf(lock.grantKey());
+    Lease kept = acquire("kept", RENEWED);
+    assertThat(client.renewedLeaseCount()).isEqualTo(2);
+
+    // A session event marks the grant lost; then a late registration step adds it again. The
+    // lost grant stays among the client's grants until its holder releases it.
+    grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, "test");
+    assertThat(client.renewedLeaseCount()).isEqualTo(1);
+    client.renewer().add(grant);
     assertThat(client.renewedLeaseCount()).isEqualTo(1);
 
-    // A session event marks the grant lost; then a late registration step adds it again.
-    grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, "test");
-    assertThat(client.renewedLeaseCount()).isZero();
-    client.renewer().add(grant);
-
-    assertThat(client.renewedLeaseCount()).as("a lost grant is never renewed").isZero();
+    clock.set(100 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> renewedAt(kept, 100 * MS));
+    assertThat(backend.renewals).hasSize(1);
+    assertThat(backend.renewals.get(0).leases())
+        .as("a lost grant is never renewed")
+        .extracting(HeldLease::lockName)
+        .containsExactly("kept");
   }
 
   @Test

@@ -43,6 +43,11 @@ final class PostgresLeaseRowStatements extends LockStatements {
     // (waiting on a row lock, or descheduled) could be granted after a later draw already was,
     // and tokens would go 11 then 10. Serialized so, each grant draws after the previous grant of
     // the name committed, hence strictly later from the sequence.
+    // Waiters flag: a row held by another owner and not yet flagged is updated too, only to set
+    // the flag (every other column kept), so the flag lands on the row version ON CONFLICT locked,
+    // the newest. A separate UPDATE would see the statement's snapshot, taken before the wait for
+    // the transaction lock: a row deleted and inserted again meanwhile (released, granted anew)
+    // would be missed, and the new holder's release would wake nobody (found in review).
     this.acquire =
         """
         WITH g AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?) AS locked),
@@ -54,24 +59,28 @@ final class PostgresLeaseRowStatements extends LockStatements {
           ON CONFLICT (name) DO UPDATE SET
             holds = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                          THEN l.holds + CAST(? AS INTEGER)
-                         ELSE 1 END,
-            token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
-                         THEN l.token ELSE EXCLUDED.token END,
-            owner = EXCLUDED.owner,
+                         WHEN l.expires_at <= (SELECT now_ms FROM n) THEN 1
+                         ELSE l.holds END,
+            token = CASE WHEN l.expires_at <= (SELECT now_ms FROM n) THEN EXCLUDED.token
+                         ELSE l.token END,
+            owner = CASE WHEN l.expires_at <= (SELECT now_ms FROM n) THEN EXCLUDED.owner
+                         ELSE l.owner END,
             expires_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
                               THEN GREATEST(l.expires_at, EXCLUDED.expires_at)
-                              ELSE EXCLUDED.expires_at END,
-            holder = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
-                          THEN l.holder ELSE EXCLUDED.holder END,
-            granted_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
-                              THEN l.granted_at ELSE EXCLUDED.granted_at END,
+                              WHEN l.expires_at <= (SELECT now_ms FROM n) THEN EXCLUDED.expires_at
+                              ELSE l.expires_at END,
+            holder = CASE WHEN l.expires_at <= (SELECT now_ms FROM n) THEN EXCLUDED.holder
+                          ELSE l.holder END,
+            granted_at = CASE WHEN l.expires_at <= (SELECT now_ms FROM n) THEN EXCLUDED.granted_at
+                              ELSE l.granted_at END,
             waiters = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > (SELECT now_ms FROM n)
-                           THEN l.waiters ELSE FALSE END
+                           THEN l.waiters
+                           WHEN l.expires_at <= (SELECT now_ms FROM n) THEN FALSE
+                           ELSE TRUE END
           WHERE l.expires_at <= (SELECT now_ms FROM n) OR l.owner = EXCLUDED.owner
-          RETURNING l.token, l.holds),
-        w AS (UPDATE %1$s SET waiters = TRUE
-               WHERE name = ? AND NOT waiters AND NOT EXISTS (SELECT 1 FROM up))
-        SELECT TRUE, token, holds, 0 FROM up
+                OR NOT l.waiters
+          RETURNING l.owner, l.token, l.holds, l.expires_at)
+        SELECT owner = ?, token, holds, expires_at - (SELECT now_ms FROM n) FROM up
         UNION ALL
         SELECT FALSE, token, holds, expires_at - (SELECT now_ms FROM n) FROM %1$s
          WHERE name = ? AND NOT EXISTS (SELECT 1 FROM up)
@@ -153,7 +162,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
    * The transaction lock that orders the acquisitions of one name: two integers, a space of its own
    * (session mode's advisory locks take one bigint), the table's hash and the name's.
    */
-  private int[] orderKey(String name) {
+  int[] orderKey(String name) {
     return new int[] {tableKey, firstInt(SessionLockStatements.sha256(name))};
   }
 
@@ -177,7 +186,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
       ps.setLong(5, leaseMillis);
       ps.setString(6, holder);
       ps.setInt(7, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
-      ps.setString(8, name);
+      ps.setString(8, owner); // granted: the row is this owner's after the statement
       ps.setString(9, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {

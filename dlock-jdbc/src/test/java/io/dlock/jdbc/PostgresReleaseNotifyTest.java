@@ -1,6 +1,7 @@
 package io.dlock.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.dlock.Lease;
 import io.dlock.LockClient;
@@ -8,11 +9,15 @@ import io.dlock.LockClientOptions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -83,6 +88,70 @@ class PostgresReleaseNotifyTest {
     second.release();
     first.release();
     assertThat(notifiedUpToMarker()).containsOnlyOnce(name);
+  }
+
+  /**
+   * A waiter whose statement began before the holder's release, and waited on the name's
+   * transaction lock while the row was released and granted anew, must flag the new grant: its
+   * snapshot still shows the old row, so only the row version that ON CONFLICT locks can take the
+   * flag (found in review; with a separate UPDATE the new holder's release woke nobody).
+   */
+  @Test
+  void aWaiterBlockedAcrossAReleaseAndANewGrantFlagsTheNewGrant() throws Exception {
+    String name = "notify-regrant-" + UUID.randomUUID();
+    String table = TestDatabases.TABLE;
+    Lease first = holder.lock(name).tryAcquire().orElseThrow();
+    int[] order = new PostgresLeaseRowStatements(table, Duration.ofSeconds(5)).orderKey(name);
+    try (Connection next = DriverManager.getConnection(url);
+        Connection watch = DriverManager.getConnection(url)) {
+      next.setAutoCommit(false);
+      try (PreparedStatement lock = next.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)")) {
+        lock.setInt(1, order[0]);
+        lock.setInt(2, order[1]);
+        lock.execute(); // the next grant's statement holds the name's transaction lock
+      }
+      CompletableFuture<Optional<Lease>> waiting =
+          CompletableFuture.supplyAsync(() -> other.lock(name).tryAcquire());
+      // The waiter's statement has begun (its snapshot shows the first grant) and waits.
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> count(watch, "SELECT count(*) FROM pg_locks WHERE NOT granted") > 0);
+      first.release(); // not flagged yet: no NOTIFY
+      try (PreparedStatement insert =
+          next.prepareStatement(
+              "INSERT INTO "
+                  + table
+                  + " (name, owner, holds, token, expires_at, holder, granted_at, waiters)"
+                  + " VALUES (?, 't:next', 1, nextval('"
+                  + table
+                  + "_fence'), "
+                  + PostgresDialect.NOW_MILLIS
+                  + " + 30000, 'next', "
+                  + PostgresDialect.NOW_MILLIS
+                  + ", FALSE)")) {
+        insert.setString(1, name);
+        insert.executeUpdate();
+      }
+      next.commit(); // the new grant, and the transaction lock let go
+      assertThat(waiting.get(10, TimeUnit.SECONDS)).isEmpty();
+      try (PreparedStatement flag =
+          watch.prepareStatement("SELECT owner, waiters FROM " + table + " WHERE name = ?")) {
+        flag.setString(1, name);
+        try (ResultSet rs = flag.executeQuery()) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getString(1)).isEqualTo("t:next");
+          assertThat(rs.getBoolean(2)).as("the new grant is flagged").isTrue();
+        }
+      }
+    }
+  }
+
+  private static long count(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   /** The payloads notified on the table's channel before a marker sent now. */
