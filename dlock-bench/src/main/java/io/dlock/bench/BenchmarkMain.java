@@ -54,6 +54,8 @@ public final class BenchmarkMain {
       HeldLocksComparison.run(plan, report);
       ZooKeeperComparison.run(plan, report);
       JdbcComparison.run(plan, report);
+      ClientConfigurations.run(plan, report);
+      VirtualThreadWaiters.run(plan, report);
       if (out != null) {
         report.charts().write(out);
       }

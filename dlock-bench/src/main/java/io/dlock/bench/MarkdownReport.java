@@ -31,6 +31,9 @@ final class MarkdownReport {
   static final String S6_HEAP = "## S6: heap for 100,000 held leases";
   static final String ZOOKEEPER = "## ZooKeeper";
   static final String JDBC = "## JDBC lease row on PostgreSQL";
+  static final String VIRTUAL_THREADS = "## Virtual threads: thousands of waiters";
+  static final String CLIENT_CONFIGURATIONS =
+      "## Client configurations: one client shared by 16 threads, and 16 clients";
 
   /** The headings of every table section, in report order; the smoke test checks each. */
   static final List<String> SECTIONS =
@@ -43,7 +46,9 @@ final class MarkdownReport {
           S5_WAITERS,
           S6_HEAP,
           ZOOKEEPER,
-          JDBC);
+          JDBC,
+          CLIENT_CONFIGURATIONS,
+          VIRTUAL_THREADS);
 
   private static final String NOTES_BEGIN = "<!-- notes:begin -->";
   private static final String NOTES_END = "<!-- notes:end -->";

@@ -73,11 +73,14 @@ final class RedisComparison {
             + plan.rounds()
             + " interleaved rounds of "
             + plan.segment().toMillis()
-            + " ms per contender. Each contender on its own redis-server.\n\n");
+            + " ms per contender. Each contender on its own redis-server. Client CPU is the"
+            + " benchmark process's CPU time (every thread: the caller, the client library's I/O"
+            + " threads, GC, JIT) per cycle; the servers run in processes of their own.\n\n");
     t1.append(
         "| contender | ops/s median (min–max) | ratio to limit (round range) | ratio to best"
-            + " Redisson | p50 µs | p99 µs | p999 µs | commands/cycle |\n"
-            + "|---|---|---|---|---|---|---|---|\n");
+            + " Redisson | p50 µs | p99 µs | p999 µs | commands/cycle | client CPU µs/cycle"
+            + " | client CPU ratio to limit |\n"
+            + "|---|---|---|---|---|---|---|---|---|---|\n");
     Result bestRedisson1 = best(s1, redisson);
     for (Locker l : lockers) {
       Result r = s1.get(l);
@@ -90,7 +93,9 @@ final class RedisComparison {
               micros(r.latency, 50),
               micros(r.latency, 99),
               micros(r.latency, 99.9),
-              r.commandsPerCycle.spread()));
+              r.commandsPerCycle.spread(),
+              r.clientCpuUsPerCycle.spread(),
+              r.clientCpuUsPerCycle.ratioTo(s1.get(limit).clientCpuUsPerCycle)));
       report.charts().addS1Latency("Redis " + l.name(), r.latency);
     }
     double s1Ratio = s1.get(dlock).opsPerSec.median() / s1.get(limit).opsPerSec.median();
@@ -104,6 +109,16 @@ final class RedisComparison {
                 + " ops/s",
             s1Ratio,
             0.9);
+    Fmt.Series dlockCpu = s1.get(dlock).clientCpuUsPerCycle;
+    Fmt.Series limitCpu = s1.get(limit).clientCpuUsPerCycle;
+    report
+        .targets()
+        .atMost(
+            "Redis S1: client CPU per cycle ≤ 1.1 × the limit's (hand-written Lettuce SET NX PX +"
+                + " EVALSHA)",
+            Fmt.num(dlockCpu.median()) + " vs " + Fmt.num(limitCpu.median()) + " µs/cycle",
+            dlockCpu.median() / limitCpu.median(),
+            1.1);
   }
 
   private void s2() throws Exception {

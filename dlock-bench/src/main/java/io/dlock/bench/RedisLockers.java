@@ -35,16 +35,26 @@ final class RedisLockers {
         "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end"
             + " return 0";
     private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisCommands<String, String> redis;
+    private final StatefulRedisConnection<String, String>[] connections;
+    private final RedisCommands<String, String>[] redis;
     private final String sha;
     private final SetArgs nxPx = SetArgs.Builder.nx().px(LEASE_MS);
 
     Limit(String uri) {
+      this(uri, 1);
+    }
+
+    /** With {@code connectionCount} connections, shared by the threads as dlock's clients are. */
+    @SuppressWarnings("unchecked")
+    Limit(String uri, int connectionCount) {
       client = RedisClient.create(uri);
-      connection = client.connect();
-      redis = connection.sync();
-      sha = redis.scriptLoad(COMPARE_AND_DELETE);
+      connections = new StatefulRedisConnection[connectionCount];
+      redis = new RedisCommands[connectionCount];
+      for (int i = 0; i < connectionCount; i++) {
+        connections[i] = client.connect();
+        redis[i] = connections[i].sync();
+      }
+      sha = redis[0].scriptLoad(COMPARE_AND_DELETE);
     }
 
     @Override
@@ -54,13 +64,14 @@ final class RedisLockers {
 
     @Override
     public Held acquire(int thread, String key) throws InterruptedException {
+      RedisCommands<String, String> on = redis[thread % redis.length];
       ThreadLocalRandom random = ThreadLocalRandom.current();
       String token = Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
-      while (!"OK".equals(redis.set(key, token, nxPx))) {
+      while (!"OK".equals(on.set(key, token, nxPx))) {
         Thread.sleep(1); // not used by the scenarios that measure it: it never waits there
       }
       String[] keys = {key};
-      return () -> redis.<Long>evalsha(sha, ScriptOutputType.INTEGER, keys, token);
+      return () -> on.<Long>evalsha(sha, ScriptOutputType.INTEGER, keys, token);
     }
 
     @Override
@@ -70,7 +81,9 @@ final class RedisLockers {
 
     @Override
     public void close() {
-      connection.close();
+      for (StatefulRedisConnection<String, String> connection : connections) {
+        connection.close();
+      }
       client.shutdown(0, 2, TimeUnit.SECONDS);
     }
   }

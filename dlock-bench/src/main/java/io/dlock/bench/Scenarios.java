@@ -27,6 +27,14 @@ final class Scenarios {
     final Fmt.Series commandsPerCycle = new Fmt.Series();
     final Fmt.Series requestsPerCycle = new Fmt.Series();
     final Fmt.Series serverCpuUsPerCycle = new Fmt.Series();
+
+    /**
+     * CPU time of the benchmark's whole process per cycle (all threads: the callers, the client
+     * library's I/O threads, GC and JIT): the client's cost where the servers run in processes of
+     * their own (Redis), not where they run in this JVM (ZooKeeper).
+     */
+    final Fmt.Series clientCpuUsPerCycle = new Fmt.Series();
+
     final Fmt.Series gapP50Us = new Fmt.Series();
     final Fmt.Series gapP99Us = new Fmt.Series();
     final Fmt.Series bargingShare = new Fmt.Series();
@@ -70,6 +78,15 @@ final class Scenarios {
     return results;
   }
 
+  /** CPU time of this process so far, in nanoseconds, or -1 where the JVM cannot tell. */
+  static long processCpuNanos() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return -1;
+  }
+
   /** The paragraph that says how S3 is run and what its figures mean, for any backend's table. */
   static String contendedIntro(RunPlan plan, String server) {
     return plan.threads()
@@ -105,6 +122,7 @@ final class Scenarios {
     long[] barged = new long[threads];
     Baton baton = new Baton();
     AtomicReference<Throwable> failure = new AtomicReference<>();
+    long cpuBefore = processCpuNanos();
     long start = System.nanoTime();
     long end = start + duration.toNanos();
     List<Thread> workers = new ArrayList<>();
@@ -160,6 +178,7 @@ final class Scenarios {
       worker.join();
     }
     long elapsed = System.nanoTime() - start;
+    long cpuUsed = processCpuNanos() - cpuBefore;
     if (failure.get() != null) {
       throw new IllegalStateException(locker.name() + " failed", failure.get());
     }
@@ -178,6 +197,9 @@ final class Scenarios {
       segmentGaps.add(gaps[t]);
     }
     result.opsPerSec.add(total / (elapsed / 1e9));
+    if (cpuBefore >= 0 && total > 0) {
+      result.clientCpuUsPerCycle.add(cpuUsed / 1e3 / total);
+    }
     if (kind == Kind.CONTENDED && totalHandoffs > 0) {
       result.gap.add(segmentGaps);
       result.gapP50Us.add(segmentGaps.getValueAtPercentile(50) / 1e3);
