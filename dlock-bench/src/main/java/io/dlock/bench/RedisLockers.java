@@ -34,7 +34,7 @@ final class RedisLockers {
     static final String COMPARE_AND_DELETE =
         "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end"
             + " return 0";
-    private final RedisClient client;
+    private final RedisClient[] clients;
     private final StatefulRedisConnection<String, String>[] connections;
     private final RedisCommands<String, String>[] redis;
     private final String sha;
@@ -44,14 +44,18 @@ final class RedisLockers {
       this(uri, 1);
     }
 
-    /** With {@code connectionCount} connections, shared by the threads as dlock's clients are. */
+    /**
+     * With {@code clientCount} clients of one connection each (each with its own I/O threads, as
+     * separate processes have), shared by the threads as dlock's clients are.
+     */
     @SuppressWarnings("unchecked")
-    Limit(String uri, int connectionCount) {
-      client = RedisClient.create(uri);
-      connections = new StatefulRedisConnection[connectionCount];
-      redis = new RedisCommands[connectionCount];
-      for (int i = 0; i < connectionCount; i++) {
-        connections[i] = client.connect();
+    Limit(String uri, int clientCount) {
+      clients = new RedisClient[clientCount];
+      connections = new StatefulRedisConnection[clientCount];
+      redis = new RedisCommands[clientCount];
+      for (int i = 0; i < clientCount; i++) {
+        clients[i] = RedisClient.create(uri);
+        connections[i] = clients[i].connect();
         redis[i] = connections[i].sync();
       }
       sha = redis[0].scriptLoad(COMPARE_AND_DELETE);
@@ -81,10 +85,10 @@ final class RedisLockers {
 
     @Override
     public void close() {
-      for (StatefulRedisConnection<String, String> connection : connections) {
-        connection.close();
+      for (int i = 0; i < clients.length; i++) {
+        connections[i].close();
+        clients[i].shutdown(0, 2, TimeUnit.SECONDS);
       }
-      client.shutdown(0, 2, TimeUnit.SECONDS);
     }
   }
 
