@@ -50,6 +50,27 @@ final class ClientConfigurations {
     }
   }
 
+  /** A target that dlock's median throughput is at least {@code goal} times {@code peer}'s. */
+  private void ratio(
+      String target,
+      Map<Locker, Result> results,
+      Locker dlock,
+      Locker peer,
+      String unit,
+      double goal) {
+    double d = results.get(dlock).opsPerSec.median();
+    double p = results.get(peer).opsPerSec.median();
+    report.targets().atLeast(target, Fmt.num(d) + " vs " + Fmt.num(p) + " " + unit, d / p, goal);
+  }
+
+  /** A target on the ratio of dlock's median hand-off gap p50 to {@code peer}'s. */
+  private void gapRatio(
+      String target, Map<Locker, Result> results, Locker dlock, Locker peer, double goal) {
+    double d = results.get(dlock).gapP50Us.median();
+    double p = results.get(peer).gapP50Us.median();
+    report.targets().atMost(target, Fmt.num(d) + " vs " + Fmt.num(p) + " µs", d / p, goal);
+  }
+
   private static String label(int clients) {
     return clients == 1 ? "1 client" : clients + " clients";
   }
@@ -94,26 +115,14 @@ final class ClientConfigurations {
                 r3 == null ? "—" : r3.gapP99Us.spread()));
       }
       section.append('\n');
-      Targets targets = report.targets();
-      double d2 = s2.get(dlock).opsPerSec.median();
-      double l2 = s2.get(limit).opsPerSec.median();
-      double r2 = s2.get(redisson).opsPerSec.median();
-      targets.atLeast(
-          "Redis S2, " + label(clients) + ": ≥ 0.8 of the limit",
-          Fmt.num(d2) + " vs " + Fmt.num(l2) + " cycles/s",
-          d2 / l2,
-          0.8);
-      targets.atLeast(
-          "Redis S2, " + label(clients) + ": ≥ 3 × Redisson (watchdog)",
-          Fmt.num(d2) + " vs " + Fmt.num(r2) + " cycles/s",
-          d2 / r2,
-          3);
-      double dGap = s3.get(dlock).gapP50Us.median();
-      double rGap = s3.get(redisson).gapP50Us.median();
-      targets.atMost(
+      String redisOn = "Redis S2, " + label(clients);
+      ratio(redisOn + ": ≥ 0.8 of the limit", s2, dlock, limit, "cycles/s", 0.8);
+      ratio(redisOn + ": ≥ 3 × Redisson (watchdog)", s2, dlock, redisson, "cycles/s", 3);
+      gapRatio(
           "Redis S3, " + label(clients) + ": hand-off gap p50 ≤ 0.6 × Redisson's (watchdog)",
-          Fmt.num(dGap) + " vs " + Fmt.num(rGap) + " µs",
-          dGap / rGap,
+          s3,
+          dlock,
+          redisson,
           0.6);
     } finally {
       lockers.forEach(Locker::close);
@@ -155,28 +164,17 @@ final class ClientConfigurations {
                   r3.gapP99Us.spread()));
         }
         section.append('\n');
-        Targets targets = report.targets();
-        double d2 = s2.get(dlock).opsPerSec.median();
-        double c2 = s2.get(curator).opsPerSec.median();
-        targets.atLeast(
-            "ZooKeeper S2, " + label(clients) + ": throughput ≥ Curator's",
-            Fmt.num(d2) + " vs " + Fmt.num(c2) + " cycles/s",
-            d2 / c2,
+        String on = label(clients);
+        ratio(
+            "ZooKeeper S2, " + on + ": throughput ≥ Curator's", s2, dlock, curator, "cycles/s", 1);
+        ratio(
+            "ZooKeeper S3, " + on + ": throughput on one key ≥ Curator's",
+            s3,
+            dlock,
+            curator,
+            "acquisitions/s",
             1);
-        double d3 = s3.get(dlock).opsPerSec.median();
-        double c3 = s3.get(curator).opsPerSec.median();
-        targets.atLeast(
-            "ZooKeeper S3, " + label(clients) + ": throughput on one key ≥ Curator's",
-            Fmt.num(d3) + " vs " + Fmt.num(c3) + " acquisitions/s",
-            d3 / c3,
-            1);
-        double dGap = s3.get(dlock).gapP50Us.median();
-        double cGap = s3.get(curator).gapP50Us.median();
-        targets.atMost(
-            "ZooKeeper S3, " + label(clients) + ": hand-off gap p50 ≤ Curator's",
-            Fmt.num(dGap) + " vs " + Fmt.num(cGap) + " µs",
-            dGap / cGap,
-            1);
+        gapRatio("ZooKeeper S3, " + on + ": hand-off gap p50 ≤ Curator's", s3, dlock, curator, 1);
       } finally {
         lockers.forEach(Locker::close);
       }
