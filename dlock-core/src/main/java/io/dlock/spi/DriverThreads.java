@@ -1,7 +1,6 @@
 package io.dlock.spi;
 
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
@@ -33,7 +32,8 @@ public final class DriverThreads {
 
   /**
    * An executor for blocking calls that runs at most {@code maxConcurrent} at once; the others wait
-   * in an unbounded queue, in order. Idle threads end after 30 seconds.
+   * in an unbounded queue, in order. Threads are made only as concurrency needs them, the one idle
+   * longest is used last, and idle threads end after 30 seconds.
    *
    * @param name names its threads {@code name-call-1}, {@code name-call-2}, ...
    * @param maxConcurrent from 1 to 8192
@@ -43,16 +43,8 @@ public final class DriverThreads {
       throw new IllegalArgumentException(
           "maxConcurrent must be from 1 to 8192, but was " + maxConcurrent);
     }
-    ThreadPoolExecutor pool =
-        new ThreadPoolExecutor(
-            maxConcurrent,
-            maxConcurrent,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            callThreads(name + "-call-"));
-    pool.allowCoreThreadTimeOut(true);
-    return pool;
+    return new BoundedCallExecutor(
+        maxConcurrent, 30, TimeUnit.SECONDS, callThreads(name + "-call-"));
   }
 
   /**
