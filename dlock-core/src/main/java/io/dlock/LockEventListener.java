@@ -20,8 +20,19 @@ public interface LockEventListener {
   /** Listens to nothing: the default. */
   LockEventListener NONE = new LockEventListener() {};
 
-  /** An acquisition found the lock held and starts to wait for it (never for a single attempt). */
+  /**
+   * An acquisition found the lock held and starts to wait for it (never for a single attempt). Each
+   * call is followed by exactly one {@link #waitEnded} for the same acquisition.
+   */
   default void waiting(String lockName) {}
+
+  /**
+   * An acquisition that was {@link #waiting} stopped waiting: it got the lock or gave up, which
+   * {@link #acquired} or {@link #notAcquired} reports next.
+   *
+   * @param waited from the start of the wait to its end
+   */
+  default void waitEnded(String lockName, Duration waited) {}
 
   /**
    * An acquisition got the lock (a re-entry of a grant this thread holds included).

@@ -107,11 +107,11 @@ final class Acquisitions {
           afterWait(a);
         }
       }
-      acquired(a, lease);
-      return lease;
     } finally {
       end(a, lease);
     }
+    acquired(a, lease);
+    return lease;
   }
 
   /** A lease on a grant that this holder has already (reentry, no server call), or null. */
@@ -198,6 +198,9 @@ final class Acquisitions {
    * and, without a lease, tells a wait-queue backend that this owner no longer waits.
    */
   void end(Acquisition a, @Nullable Lease lease) {
+    if (a.waitStartedAt != 0) {
+      lockEvents.waitEnded(a.name, a.waitStartedAt);
+    }
     ReleaseWaiters.Waiter w = a.waiter;
     if (w != null) {
       waiters.leave(w, lease != null);

@@ -64,6 +64,13 @@ final class LockEvents implements AutoCloseable {
     }
   }
 
+  void waitEnded(String lockName, long waitStartNanos) {
+    if (active()) {
+      Duration waited = since(waitStartNanos);
+      call("waitEnded", lockName, () -> listener.waitEnded(lockName, waited));
+    }
+  }
+
   void acquired(String lockName, long fencingToken, long startNanos, long waitStartNanos) {
     if (!active()) {
       return;

@@ -80,6 +80,21 @@ class LockEventListenerTest {
             new RecordingListener.Acquired(
                 "slow", lease.fencingToken(), Duration.ofMillis(21), Duration.ofMillis(14)));
     assertThat(events.notAcquired).isEmpty();
+    assertThat(events.waitEnded)
+        .containsExactly(new RecordingListener.WaitEnded("slow", Duration.ofMillis(14)));
+    assertThat(events.acquisitionEvents).containsExactly("waiting", "waitEnded", "acquired");
+  }
+
+  @Test
+  void anAsynchronousAcquisitionThatWaitedReportsTheSameEventsInTheSameOrder() throws Exception {
+    answer(Duration.ofMillis(5), 1, Duration.ZERO); // held, then granted
+
+    Lease lease = client.lock("later").acquireAsync(Duration.ofSeconds(10)).get();
+
+    assertThat(events.acquisitionEvents).containsExactly("waiting", "waitEnded", "acquired");
+    assertThat(events.waitEnded)
+        .containsExactly(new RecordingListener.WaitEnded("later", Duration.ofMillis(5)));
+    lease.release();
   }
 
   @Test
@@ -93,6 +108,7 @@ class LockEventListenerTest {
             new RecordingListener.NotAcquired(
                 "busy", AcquireFailure.TIMEOUT, Duration.ofMillis(4)));
     assertThat(events.waiting).as("a single attempt never waits").isEmpty();
+    assertThat(events.waitEnded).isEmpty();
     assertThat(events.acquired).isEmpty();
   }
 
@@ -109,6 +125,10 @@ class LockEventListenerTest {
         .containsExactly(
             new RecordingListener.NotAcquired(
                 "busy", AcquireFailure.TIMEOUT, Duration.ofSeconds(3)));
+    // The wait began after the first attempt's second and ran to the deadline.
+    assertThat(events.waitEnded)
+        .containsExactly(new RecordingListener.WaitEnded("busy", Duration.ofSeconds(2)));
+    assertThat(events.acquisitionEvents).containsExactly("waiting", "waitEnded", "notAcquired");
   }
 
   @Test

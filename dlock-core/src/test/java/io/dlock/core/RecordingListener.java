@@ -20,7 +20,14 @@ class RecordingListener implements LockEventListener {
 
   record RenewalFailed(int leases, RuntimeException failure) {}
 
+  record WaitEnded(String lockName, Duration waited) {}
+
   final List<String> waiting = new CopyOnWriteArrayList<>();
+  final List<WaitEnded> waitEnded = new CopyOnWriteArrayList<>();
+
+  /** The names of the acquisition events (waiting, waitEnded, acquired, notAcquired) in order. */
+  final List<String> acquisitionEvents = new CopyOnWriteArrayList<>();
+
   final List<Acquired> acquired = new CopyOnWriteArrayList<>();
   final List<NotAcquired> notAcquired = new CopyOnWriteArrayList<>();
   final List<Released> released = new CopyOnWriteArrayList<>();
@@ -30,16 +37,25 @@ class RecordingListener implements LockEventListener {
   @Override
   public void waiting(String lockName) {
     waiting.add(lockName);
+    acquisitionEvents.add("waiting");
+  }
+
+  @Override
+  public void waitEnded(String lockName, Duration waited) {
+    waitEnded.add(new WaitEnded(lockName, waited));
+    acquisitionEvents.add("waitEnded");
   }
 
   @Override
   public void acquired(String lockName, long fencingToken, Duration latency, Duration waited) {
     acquired.add(new Acquired(lockName, fencingToken, latency, waited));
+    acquisitionEvents.add("acquired");
   }
 
   @Override
   public void notAcquired(String lockName, AcquireFailure failure, Duration latency) {
     notAcquired.add(new NotAcquired(lockName, failure, latency));
+    acquisitionEvents.add("notAcquired");
   }
 
   @Override
