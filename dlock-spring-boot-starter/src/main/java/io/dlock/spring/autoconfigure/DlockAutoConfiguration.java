@@ -2,13 +2,14 @@ package io.dlock.spring.autoconfigure;
 
 import io.dlock.LockClient;
 import io.dlock.LockClients;
+import io.dlock.LockEventListener;
+import io.dlock.micrometer.MicrometerLockMetrics;
 import io.dlock.spring.LockAcquirer;
 import io.dlock.spring.LockNamePatterns;
 import io.dlock.spring.LockedMethodAdvisor;
 import io.dlock.spring.LockedMethodInterceptor;
 import io.dlock.spring.LockedMethods;
 import io.dlock.spring.integration.DlockLockRegistry;
-import io.dlock.spring.metrics.MicrometerLockMetrics;
 import io.dlock.spring.shedlock.DlockLockProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import net.javacrumbs.shedlock.core.LockProvider;
@@ -108,16 +109,24 @@ public class DlockAutoConfiguration {
     @ConditionalOnMissingBean
     MicrometerLockMetrics dlockLockMetrics(
         MeterRegistry registry, LockNamePatterns names, ObjectProvider<LockClient> client) {
-      // The client is made after its listener: its backend is asked at the first event.
-      return new MicrometerLockMetrics(
-          registry, names::patternOf, () -> client.getObject().backendName());
+      // The client is made after its listener: its backend is asked at the first event. A
+      // @Locked method's first attempt is a probe; its wait counts on its own, so the probe's
+      // "held" answer is no failure.
+      return MicrometerLockMetrics.builder(registry)
+          .lockTag(names::patternOf)
+          .backendName(() -> client.getObject().backendName())
+          .countFailureWhen(
+              (name, failure) ->
+                  failure != LockEventListener.AcquireFailure.TIMEOUT
+                      || !LockAcquirer.isFirstAttempt(name))
+          .build();
     }
 
     /** The {@code dlock.locks.held} gauge, once the client exists. */
     @Bean
     SmartInitializingSingleton dlockLocksHeldGauge(
         ObjectProvider<MicrometerLockMetrics> metrics, ObjectProvider<LockClient> client) {
-      return () -> metrics.getObject().registerLocksHeldGauge(client.getObject());
+      return () -> metrics.getObject().bindTo(client.getObject());
     }
   }
 

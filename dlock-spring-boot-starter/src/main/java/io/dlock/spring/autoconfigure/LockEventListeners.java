@@ -38,6 +38,11 @@ final class LockEventListeners implements LockEventListener {
   }
 
   @Override
+  public void waitEnded(String lockName, Duration waited) {
+    each("waitEnded", lockName, l -> l.waitEnded(lockName, waited));
+  }
+
+  @Override
   public void acquired(String lockName, long fencingToken, Duration latency, Duration waited) {
     each("acquired", lockName, l -> l.acquired(lockName, fencingToken, latency, waited));
   }
