@@ -23,10 +23,11 @@ import picocli.CommandLine.Spec;
     name = "demo",
     mixinStandardHelpOptions = true,
     description = {
-      "The flash sale: buyer processes, each with several buyer threads, sell a stock kept in a",
-      "shared file (read, check, pay, write). First with the lock, then without it, so that the",
-      "oversell shows. Without --backend it starts an embedded redis-server on a free loopback",
-      "port (the machine's, or one shipped in a Maven Central artifact): nothing to install."
+      "Show the flash sale oversell without the lock, and none with it.",
+      "Buyer processes, each with several threads, sell a stock kept in a shared file.",
+      "Each sale reads, checks, pays and writes: first with the lock, then without it.",
+      "Without --backend it starts an embedded redis-server on a free loopback port.",
+      "That server is the machine's or one from a Maven Central artifact: nothing to install."
     })
 final class DemoCommand implements Callable<Integer> {
 

@@ -22,8 +22,9 @@ import picocli.CommandLine.Spec;
     name = "release",
     mixinStandardHelpOptions = true,
     description = {
-      "Break a lock whatever its holder, printing who held it. The holder finds out at its next",
-      "renewal (a third of its lease at most) that its lease is lost; waiters are woken."
+      "Break a lock whatever its holder, and print who held it.",
+      "The holder learns at its next renewal (within a third of its lease) that its lease is lost.",
+      "Waiters are woken."
     })
 final class ReleaseCommand implements Callable<Integer> {
 

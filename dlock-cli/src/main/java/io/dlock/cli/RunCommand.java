@@ -27,8 +27,9 @@ import picocli.CommandLine.Spec;
     name = "run",
     mixinStandardHelpOptions = true,
     description = {
-      "Acquire the lock NAME, run COMMAND while renewing the lease, release when it exits, and",
-      "exit with its status. The command sees DLOCK_NAME and DLOCK_FENCING_TOKEN."
+      "Run COMMAND while holding the lock NAME, and exit with its status.",
+      "The lease is renewed while the command runs and released when it exits.",
+      "The command sees DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment."
     })
 final class RunCommand implements Callable<Integer> {
 

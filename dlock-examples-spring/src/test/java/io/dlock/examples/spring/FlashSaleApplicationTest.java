@@ -65,6 +65,24 @@ class FlashSaleApplicationTest {
   }
 
   @Test
+  void aQuantityOutOfRangeIsABadRequestThatSaysWhy() throws Exception {
+    post("/sale/sku-5/restock?quantity=" + STOCK);
+    for (String path :
+        List.of("/sale/sku-5/buy?quantity=-1", "/sale/sku-5/buy-unlocked?quantity=1001")) {
+      HttpResponse<String> response = send(path);
+      assertThat(response.statusCode()).as(path).isEqualTo(400);
+      assertThat(json.readTree(response.body()).get("detail").asText())
+          .as(path)
+          .startsWith("quantity must be from 1 to 1000, but was ");
+    }
+    HttpResponse<String> restock = send("/sale/sku-5/restock?quantity=-3");
+    assertThat(restock.statusCode()).isEqualTo(400);
+    assertThat(json.readTree(restock.body()).get("detail").asText())
+        .isEqualTo("quantity must be from 0 to 1000000, but was -3");
+    assertThat(get("/sale/sku-5").get("stock").asInt()).isEqualTo(STOCK); // nothing changed
+  }
+
+  @Test
   void theLocksEndpointAndHealthAreExposed() throws Exception {
     assertThat(get("/actuator/locks").get("backend").asText()).isEqualTo("redis");
     assertThat(get("/actuator/health/dlock").get("status").asText()).isEqualTo("UP");
@@ -119,11 +137,14 @@ class FlashSaleApplicationTest {
   }
 
   private void post(String path) throws Exception {
-    HttpResponse<String> response =
-        http.send(
-            HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
-            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response = send(path);
     assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+  }
+
+  private HttpResponse<String> send(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private URI uri(String path) {
