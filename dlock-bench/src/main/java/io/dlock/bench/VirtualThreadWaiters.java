@@ -261,6 +261,8 @@ final class VirtualThreadWaiters {
       for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
         if (e.getEventType().getName().equals(eventName)) {
           n++;
+          // Where it pinned, for whoever reads the run's output (the report keeps the count).
+          System.err.println("[dlock-bench] " + eventName + ": " + e.getStackTrace());
         }
       }
       return n;
