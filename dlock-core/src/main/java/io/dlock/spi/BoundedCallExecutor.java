@@ -1,15 +1,16 @@
 package io.dlock.spi;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.AbstractExecutorService;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs at most {@code maxConcurrent} tasks at once, the rest waiting in order in an unbounded
@@ -24,17 +25,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>How: tasks go to a queue; up to {@code maxConcurrent} drainers each run queued tasks until the
  * queue is empty. Drainers run on a pool with no core threads and a {@link SynchronousQueue}, whose
- * idle threads wait on a stack, so the thread that went idle last takes the next drainer. A task
- * added after every drainer has found the queue empty is never stranded: the producer adds, then
- * reads the drainer count; a drainer lowers the count, then looks at the queue; one of the two sees
- * the other.
+ * idle threads wait on a stack, so the thread that went idle last takes the next drainer. One small
+ * lock guards the queue, the number of drainers and the state together (never held while a task
+ * runs), so that a task is accepted only if a drainer will run it or a later {@link #shutdownNow}
+ * hands it back: the inner pool is shut down only once the last drainer has left an empty queue. As
+ * in a thread pool, an interrupt left by one task is cleared before the next, except while the
+ * executor is stopping, and a task's failure goes to the thread's uncaught-exception handler.
  */
 final class BoundedCallExecutor extends AbstractExecutorService {
+  private static final int RUNNING = 0;
+  private static final int SHUTDOWN = 1;
+  private static final int STOP = 2;
+
   private final int maxConcurrent;
-  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final AtomicInteger drainers = new AtomicInteger();
   private final ThreadPoolExecutor threads;
-  private volatile boolean stopped;
+  private final ReentrantLock lock = new ReentrantLock();
+
+  // Guarded by lock.
+  private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+  private int drainers;
+
+  /** Written under lock; read without it where a stale value is harmless (see drain). */
+  private volatile int state = RUNNING;
 
   BoundedCallExecutor(int maxConcurrent, long keepAlive, TimeUnit unit, ThreadFactory factory) {
     this.maxConcurrent = maxConcurrent;
@@ -48,83 +60,174 @@ final class BoundedCallExecutor extends AbstractExecutorService {
     if (task == null) {
       throw new NullPointerException("task");
     }
-    if (threads.isShutdown()) {
-      throw new RejectedExecutionException("the executor is shut down");
+    boolean startDrainer;
+    lock.lock();
+    try {
+      if (state != RUNNING) {
+        throw new RejectedExecutionException("the executor is shut down");
+      }
+      tasks.add(task);
+      startDrainer = drainers < maxConcurrent;
+      if (startDrainer) {
+        drainers++;
+      }
+    } finally {
+      lock.unlock();
     }
-    tasks.add(task);
-    if (takeDrainerSlot()) {
+    if (startDrainer) {
       try {
+        // Never rejected: the inner pool is shut down only with no drainer, and this is one.
         threads.execute(this::drain);
-      } catch (RejectedExecutionException e) {
-        // Shut down between the check above and here. A running drainer may have taken the task
-        // already; if not, nobody will run it, so say so.
-        drainers.decrementAndGet();
-        if (tasks.remove(task)) {
+      } catch (RuntimeException | Error e) {
+        // No thread could be made (out of memory or threads): refuse the task if it is still
+        // queued; one that another drainer already took runs.
+        if (drainerNotStarted(task)) {
           throw e;
         }
       }
     }
   }
 
-  /** Takes one of the {@code maxConcurrent} drainer slots if one is free. */
-  private boolean takeDrainerSlot() {
-    for (; ; ) {
-      int running = drainers.get();
-      if (running >= maxConcurrent) {
-        return false;
+  /** Gives back the slot of a drainer that could not start; true if {@code task} was unqueued. */
+  private boolean drainerNotStarted(Runnable task) {
+    lock.lock();
+    try {
+      drainers--;
+      boolean removed = false;
+      for (Iterator<Runnable> it = tasks.descendingIterator(); it.hasNext(); ) {
+        if (it.next() == task) {
+          it.remove();
+          removed = true;
+          break;
+        }
       }
-      if (drainers.compareAndSet(running, running + 1)) {
-        return true;
-      }
+      terminateIfDone();
+      return removed;
+    } finally {
+      lock.unlock();
     }
   }
 
   private void drain() {
-    do {
+    boolean slotGivenBack = false;
+    try {
       Runnable task;
-      while (!stopped && (task = tasks.poll()) != null) {
-        // An interrupt left by the last task is not meant for this one (as in a thread pool).
+      while ((task = nextOrLeave()) != null) {
+        // An interrupt left by the last task is not meant for this one, unless the executor is
+        // stopping: shutdownNow sets the state before it interrupts, so its interrupt is kept.
         Thread.interrupted();
+        if (state == STOP) {
+          Thread.currentThread().interrupt();
+        }
         runOne(task);
       }
-      drainers.decrementAndGet();
-      // A task added between the poll and the decrement saw every slot taken: take one back.
-    } while (!stopped && !tasks.isEmpty() && takeDrainerSlot());
+      slotGivenBack = true;
+    } finally {
+      if (!slotGivenBack) {
+        leftAfterFailure(); // a VirtualMachineError from a task: free the slot, then let it go on
+      }
+    }
+  }
+
+  /** The next task, or null after giving back this drainer's slot (queue empty, or stopping). */
+  private Runnable nextOrLeave() {
+    lock.lock();
+    try {
+      Runnable task = state == STOP ? null : tasks.poll();
+      if (task == null) {
+        drainers--;
+        terminateIfDone();
+      }
+      return task;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A drainer ended by an error: gives back its slot and starts another for the queued tasks. */
+  private void leftAfterFailure() {
+    boolean replace;
+    lock.lock();
+    try {
+      replace = state != STOP && !tasks.isEmpty();
+      if (!replace) {
+        drainers--;
+        terminateIfDone();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (replace) {
+      try {
+        threads.execute(this::drain); // the slot passes to the new drainer
+      } catch (RuntimeException | Error e) {
+        lock.lock();
+        try {
+          drainers--;
+          terminateIfDone();
+        } finally {
+          lock.unlock();
+        }
+      }
+    }
   }
 
   private static void runOne(Runnable task) {
     try {
       task.run();
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) { // checked exceptions too: code can throw them undeclared
+      if (e instanceof VirtualMachineError fatal) {
+        throw fatal;
+      }
       // A plain Runnable's failure goes where a pool thread's would; the drainer goes on.
       Thread current = Thread.currentThread();
-      current.getUncaughtExceptionHandler().uncaughtException(current, e);
+      try {
+        current.getUncaughtExceptionHandler().uncaughtException(current, e);
+      } catch (Throwable ignored) {
+        // a handler that fails must not stop the calls queued behind this one
+      }
+    }
+  }
+
+  /** Under lock: shuts the inner pool down once shut down, with no drainer and nothing queued. */
+  private void terminateIfDone() {
+    if (state != RUNNING && drainers == 0 && tasks.isEmpty()) {
+      threads.shutdown();
     }
   }
 
   @Override
   public void shutdown() {
-    // Tasks already queued still run: each has a drainer that is running.
-    threads.shutdown();
+    lock.lock();
+    try {
+      if (state == RUNNING) {
+        state = SHUTDOWN; // tasks already queued still run
+      }
+      terminateIfDone();
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Override
   public List<Runnable> shutdownNow() {
-    // Stop the drainers taking more, take back what they have not, then interrupt the running.
-    stopped = true;
-    threads.shutdown();
-    List<Runnable> notRun = new ArrayList<>();
-    Runnable task;
-    while ((task = tasks.poll()) != null) {
-      notRun.add(task);
+    List<Runnable> notRun;
+    lock.lock();
+    try {
+      state = STOP;
+      notRun = new ArrayList<>(tasks);
+      tasks.clear();
+      terminateIfDone();
+    } finally {
+      lock.unlock();
     }
-    threads.shutdownNow();
+    threads.shutdownNow(); // interrupts the running tasks
     return notRun;
   }
 
   @Override
   public boolean isShutdown() {
-    return threads.isShutdown();
+    return state != RUNNING;
   }
 
   @Override

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * {@code synchronized} code (JDK 24 and later, JEP 491: database drivers and the ZooKeeper client
  * block inside {@code synchronized}), and on daemon platform threads before that. Either way at
  * most the given number run at once and the rest wait in a queue, so a slow server never costs more
- * threads (or connections) than the bound.
+ * running calls (or connections) than the bound.
  */
 public final class DriverThreads {
   /** The JDK feature release from which virtual threads are used for blocking calls. */

@@ -9,9 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -105,6 +107,162 @@ class BoundedCallExecutorTest {
     assertThat(done.await(30, TimeUnit.SECONDS))
         .as("tasks never run: %d", done.getCount())
         .isTrue();
+  }
+
+  @Test
+  void aCallMadeJustAfterTheLastOneRanIsNeverStranded() {
+    // One caller, one call at a time: each call arrives while the drainer that ran the last one
+    // is leaving, the window in which a call can find every slot taken by a drainer that ends.
+    BoundedCallExecutor executor = executor(1);
+    for (int i = 0; i < 20_000; i++) {
+      AtomicBoolean ran = new AtomicBoolean();
+      executor.execute(() -> ran.set(true));
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (!ran.get() && System.nanoTime() - end < 0) {
+        Thread.onSpinWait();
+      }
+      assertThat(ran).as("call %d", i).isTrue();
+    }
+  }
+
+  @Test
+  void shutdownRacingTwoCallersRunsOrRefusesEachCall() throws Exception {
+    for (int i = 0; i < 1_000; i++) {
+      BoundedCallExecutor executor = executor(1);
+      AtomicInteger accepted = new AtomicInteger();
+      AtomicInteger ran = new AtomicInteger();
+      CyclicBarrier go = new CyclicBarrier(3);
+      Runnable caller =
+          () -> {
+            try {
+              go.await();
+              executor.execute(ran::incrementAndGet);
+              accepted.incrementAndGet();
+            } catch (RejectedExecutionException expected) {
+              // refused: fine, as long as it is said
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          };
+      Thread a = new Thread(caller);
+      Thread b = new Thread(caller);
+      a.start();
+      b.start();
+      go.await();
+      executor.shutdown();
+      a.join();
+      b.join();
+      assertThat(executor.awaitTermination(5, TimeUnit.SECONDS)).as("run %d", i).isTrue();
+      assertThat(ran.get()).as("run %d: every accepted call ran", i).isEqualTo(accepted.get());
+    }
+  }
+
+  @Test
+  void shutdownNowRacingACallerRunsOrHandsBackEachAcceptedCall() throws Exception {
+    for (int i = 0; i < 1_000; i++) {
+      BoundedCallExecutor executor = executor(1);
+      CountDownLatch blockerStarted = new CountDownLatch(1);
+      executor.execute(
+          () -> {
+            blockerStarted.countDown();
+            try {
+              new CountDownLatch(1).await(); // until shutdownNow interrupts it
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+      assertThat(blockerStarted.await(5, TimeUnit.SECONDS)).isTrue();
+      AtomicInteger accepted = new AtomicInteger();
+      AtomicInteger ran = new AtomicInteger();
+      CyclicBarrier go = new CyclicBarrier(2);
+      Thread caller =
+          new Thread(
+              () -> {
+                try {
+                  go.await();
+                  executor.execute(ran::incrementAndGet);
+                  accepted.incrementAndGet();
+                } catch (RejectedExecutionException expected) {
+                  // refused
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      caller.start();
+      go.await();
+      List<Runnable> handedBack = executor.shutdownNow();
+      caller.join();
+      assertThat(executor.awaitTermination(5, TimeUnit.SECONDS)).as("run %d", i).isTrue();
+      assertThat(ran.get() + handedBack.size())
+          .as("run %d: every accepted call ran or was handed back", i)
+          .isEqualTo(accepted.get());
+    }
+  }
+
+  @Test
+  void theInterruptOfShutdownNowReachesTheRunningCall() throws Exception {
+    BoundedCallExecutor executor = executor(1);
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicBoolean interrupted = new AtomicBoolean();
+    executor.execute(
+        () -> {
+          started.countDown();
+          try {
+            new CountDownLatch(1).await();
+          } catch (InterruptedException e) {
+            interrupted.set(true);
+          }
+        });
+    assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+    executor.shutdownNow();
+    assertThat(executor.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(interrupted).isTrue();
+  }
+
+  @Test
+  void anInterruptLeftByOneCallIsNotSeenByTheNext() throws Exception {
+    BoundedCallExecutor executor = executor(1);
+    CountDownLatch gate = new CountDownLatch(1);
+    executor.execute(
+        () -> {
+          try {
+            gate.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          Thread.currentThread().interrupt(); // left set on purpose
+        });
+    Future<Boolean> next = executor.submit(() -> Thread.currentThread().isInterrupted());
+    gate.countDown();
+    assertThat(next.get(5, TimeUnit.SECONDS)).isFalse();
+  }
+
+  @Test
+  void aCheckedExceptionThrownUndeclaredOrAFailingHandlerDoesNotWedgeTheExecutor()
+      throws Exception {
+    BoundedCallExecutor executor =
+        new BoundedCallExecutor(
+            1,
+            30,
+            TimeUnit.SECONDS,
+            runnable -> {
+              Thread thread = new Thread(runnable, "bounded-call-test-failing-handler");
+              thread.setDaemon(true);
+              thread.setUncaughtExceptionHandler(
+                  (t, e) -> {
+                    throw new IllegalStateException("the handler fails too");
+                  });
+              return thread;
+            });
+    made.add(executor);
+    executor.execute(() -> BoundedCallExecutorTest.<RuntimeException>sneakyThrow());
+    assertThat(executor.submit(() -> "ran").get(5, TimeUnit.SECONDS)).isEqualTo("ran");
+  }
+
+  /** Throws a checked exception from code that declares none, as other JVM languages can. */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> void sneakyThrow() throws E {
+    throw (E) new java.io.IOException("expected by the test");
   }
 
   @Test
