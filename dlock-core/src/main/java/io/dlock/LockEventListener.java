@@ -1,6 +1,7 @@
 package io.dlock;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * What a client's locks do, for metrics, tracing and logs: set one with {@link
@@ -19,6 +20,20 @@ public interface LockEventListener {
 
   /** Listens to nothing: the default. */
   LockEventListener NONE = new LockEventListener() {};
+
+  /**
+   * One listener that tells each of {@code listeners} in turn (metrics and tracing, say); one that
+   * throws does not keep the others from the event. {@link #NONE} for none, the listener itself for
+   * one.
+   */
+  static LockEventListener allOf(List<? extends LockEventListener> listeners) {
+    return LockEventListeners.of(List.copyOf(listeners));
+  }
+
+  /** See {@link #allOf(List)}. */
+  static LockEventListener allOf(LockEventListener... listeners) {
+    return allOf(List.of(listeners));
+  }
 
   /**
    * An acquisition found the lock held and starts to wait for it (never for a single attempt). Each

@@ -34,7 +34,7 @@ abstract class LockClientConfigurations {
       DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
     return properties
         .toClientOptions()
-        .withEventListener(LockEventListeners.of(listeners.orderedStream().toList()));
+        .withEventListener(LockEventListener.allOf(listeners.orderedStream().toList()));
   }
 
   /** The client for {@code dlock.backend}. */

@@ -1,7 +1,5 @@
-package io.dlock.spring.autoconfigure;
+package io.dlock;
 
-import io.dlock.LeaseLostEvent;
-import io.dlock.LockEventListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
@@ -9,8 +7,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link LockEventListener} beans of the application as the one listener a client takes: each
- * is called in turn, and one that throws does not keep the others from their event.
+ * Several listeners as the one a client takes (see {@link LockEventListener#allOf}): each is called
+ * in turn, and one that throws does not keep the others from their event.
  */
 final class LockEventListeners implements LockEventListener {
   private static final Logger log = LoggerFactory.getLogger(LockEventListeners.class);
@@ -22,7 +20,7 @@ final class LockEventListeners implements LockEventListener {
   }
 
   /** {@link LockEventListener#NONE}, the only listener, or all of them in turn. */
-  static LockEventListener of(List<LockEventListener> listeners) {
+  static LockEventListener of(List<? extends LockEventListener> listeners) {
     if (listeners.isEmpty()) {
       return LockEventListener.NONE;
     }
