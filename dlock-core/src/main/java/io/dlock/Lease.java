@@ -56,6 +56,24 @@ public interface Lease extends AutoCloseable {
   void onLost(Consumer<LeaseLostEvent> listener);
 
   /**
+   * Sets the lease of this grant to {@code lease} from now, on the server, and only if this owner
+   * still holds the grant there (owner and fencing token checked atomically, as a renewal is). A
+   * renewed lease is renewed with that length from then on; a fixed lease simply ends later (or
+   * sooner): ShedLock's {@code extend}. Every hold of the grant shares the new lease. Blocks for
+   * one round trip, at most the client's operation timeout.
+   *
+   * @param lease from {@link LockOptions#MIN_LEASE} to {@link LockOptions#MAX_LEASE}
+   * @throws IllegalArgumentException if {@code lease} is out of that range
+   * @throws IllegalStateException if this lease was released
+   * @throws LockLostException if the lease was lost before, or the server no longer holds this
+   *     grant (the loss is then reported to the lost-lease listeners, as a renewal would)
+   * @throws BackendUnavailableException if the server did not confirm in time; the request may
+   *     still take effect, so the client trusts the lease no longer than the shorter of the old and
+   *     the new length from now on
+   */
+  void extend(Duration lease);
+
+  /**
    * Releases this acquisition. If it was the last hold of its grant, the lock is deleted on the
    * server, atomically, and only if this owner still holds it.
    *

@@ -227,6 +227,10 @@ public final class CoreLockClient implements LockClient {
     return renewer;
   }
 
+  long operationTimeoutNanos() {
+    return operationTimeoutNanos;
+  }
+
   /** The number of leases the renewer watches (package-private: for this package's tests). */
   int renewedLeaseCount() {
     return renewer.size();

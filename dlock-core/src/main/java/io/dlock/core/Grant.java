@@ -67,6 +67,21 @@ final class Grant {
   private volatile long validUntilNanos;
   private volatile long nextRenewalNanos;
 
+  /**
+   * Null until the holder {@linkplain io.dlock.Lease#extend extends} the lease or a request's
+   * answer never comes; then the lease length now asked for and the longest length the client may
+   * trust. One reference rather than two longs: most grants never need it.
+   */
+  private volatile @Nullable LeaseLength length;
+
+  /**
+   * A grant's lease length after an extension, and a cap on the length the client trusts: a renewal
+   * or extension whose answer never came may still reach the server later and set the lease to its
+   * length then, so a later, longer lease is trusted only for the shortest such length (for the
+   * rest of the grant).
+   */
+  private record LeaseLength(long leaseNanos, long trustCapNanos) {}
+
   Grant(
       CoreLockClient client,
       GrantKey key,
@@ -101,8 +116,19 @@ final class Grant {
     return options;
   }
 
+  /** This grant's lease to renew, with the length asked for now. */
   HeldLease heldLease() {
-    return new HeldLease(key.lockName(), owner(), fencingToken, options.leaseTime());
+    LeaseLength l = length;
+    return new HeldLease(
+        key.lockName(),
+        owner(),
+        fencingToken,
+        l == null ? options.leaseTime() : Duration.ofNanos(l.leaseNanos()));
+  }
+
+  /** This grant's lease with another length: an extension. */
+  HeldLease heldLease(long leaseNanos) {
+    return new HeldLease(key.lockName(), owner(), fencingToken, Duration.ofNanos(leaseNanos));
   }
 
   LockEvents lockEvents() {
@@ -156,7 +182,12 @@ final class Grant {
         return null;
       }
       LeaseHandle handle = open();
-      confirmed(requestSentAtNanos);
+      // The server extended the lease by the acquisition's length, never shortening it.
+      long trusted = trustedNanos(options.leaseTime().toNanos());
+      long end = requestSentAtNanos + trusted - safetyMarginNanos(trusted);
+      if (end - validUntilNanos > 0) {
+        validUntilNanos = end;
+      }
       return handle;
     }
   }
@@ -212,18 +243,70 @@ final class Grant {
     return nextRenewalNanos;
   }
 
+  /** The lease length asked for now: the options', or the last extension's. */
   long leaseNanos() {
-    return options.leaseTime().toNanos();
+    LeaseLength l = length;
+    return l == null ? options.leaseTime().toNanos() : l.leaseNanos();
+  }
+
+  /** The lease now, as a duration for messages. */
+  Duration leaseTime() {
+    LeaseLength l = length;
+    return l == null ? options.leaseTime() : Duration.ofNanos(l.leaseNanos());
+  }
+
+  /** The length the client trusts of a lease of {@code sentNanos}: see {@link LeaseLength}. */
+  private long trustedNanos(long sentNanos) {
+    LeaseLength l = length;
+    return l == null ? sentNanos : Math.min(sentNanos, l.trustCapNanos());
+  }
+
+  /** The grant's first lease, granted for a request sent at {@code sentAtNanos}. */
+  private void confirmed(long sentAtNanos) {
+    renewed(sentAtNanos, options.leaseTime().toNanos());
   }
 
   /**
-   * The backend confirmed the lease for a request sent at {@code sentAtNanos}: the server set its
-   * expiry after that instant, so counting from the send time errs on the safe side.
+   * The backend set the lease to {@code sentNanos} for a request sent at {@code sentAtNanos}: the
+   * server set its expiry after that instant, so counting from the send time errs on the safe side.
+   * Renewals and extensions of one grant never overlap (both run on the renewal thread), so the
+   * last one confirmed is the one the server applied last.
    */
-  void confirmed(long sentAtNanos) {
-    long leaseNanos = leaseNanos();
-    validUntilNanos = sentAtNanos + leaseNanos - safetyMarginNanos(leaseNanos);
-    nextRenewalNanos = sentAtNanos + leaseNanos / 3;
+  void renewed(long sentAtNanos, long sentNanos) {
+    long trusted = trustedNanos(sentNanos);
+    validUntilNanos = sentAtNanos + trusted - safetyMarginNanos(trusted);
+    nextRenewalNanos = sentAtNanos + trusted / 3;
+  }
+
+  /** An extension to {@code leaseNanos} was confirmed: later renewals ask for that length. */
+  void extended(long sentAtNanos, long leaseNanos) {
+    synchronized (this) {
+      LeaseLength l = length;
+      length = new LeaseLength(leaseNanos, l == null ? Long.MAX_VALUE : l.trustCapNanos());
+    }
+    renewed(sentAtNanos, leaseNanos);
+  }
+
+  /**
+   * A request to set the lease to {@code sentNanos}, sent at {@code sentAtNanos}, got no answer: it
+   * may have been applied, or may be applied later. From now on the client trusts no lease longer
+   * than that, and not this one past its end should it have shortened it.
+   */
+  void unanswered(long sentAtNanos, long sentNanos) {
+    synchronized (this) {
+      LeaseLength l = length;
+      long asked = l == null ? options.leaseTime().toNanos() : l.leaseNanos();
+      long cap = l == null ? sentNanos : Math.min(l.trustCapNanos(), sentNanos);
+      length = new LeaseLength(asked, cap);
+      long end = sentAtNanos + sentNanos - safetyMarginNanos(sentNanos);
+      if (end - validUntilNanos < 0) {
+        validUntilNanos = end;
+      }
+      long renewBy = sentAtNanos + cap / 3;
+      if (renewBy - nextRenewalNanos < 0) {
+        nextRenewalNanos = renewBy;
+      }
+    }
   }
 
   /**
@@ -235,10 +318,30 @@ final class Grant {
     return leaseNanos / 100 + 2_000_000L;
   }
 
-  /** A renewal did not get through; try again soon, well before the lease runs out. */
-  void renewalFailed(long nowNanos) {
-    long leaseNanos = leaseNanos();
-    nextRenewalNanos = nowNanos + Math.max(leaseNanos / 10, 10_000_000L);
+  /**
+   * A renewal of {@code sentNanos} sent at {@code sentAtNanos} did not get through; try again soon,
+   * well before the lease runs out.
+   */
+  void renewalFailed(long sentAtNanos, long sentNanos, long nowNanos) {
+    if (sentNanos != options.leaseTime().toNanos() || length != null) {
+      unanswered(sentAtNanos, sentNanos); // only lengths that changed can shorten a lease
+    }
+    long trusted = trustedNanos(leaseNanos());
+    nextRenewalNanos = nowNanos + Math.max(trusted / 10, 10_000_000L);
+  }
+
+  /**
+   * Sets the lease to {@code leaseNanos} from now on the server (see {@link
+   * io.dlock.Lease#extend}), waiting for the answer: the renewal thread sends it, after any renewal
+   * under way (each bounded by the operation timeout), hence the wait of twice that.
+   */
+  void extend(long leaseNanos) {
+    client.ensureOpen();
+    BackendCalls.await(
+        client.renewer().extend(this, leaseNanos),
+        2 * client.operationTimeoutNanos(),
+        "extend the lease of '" + key.lockName() + "'",
+        client.backendName());
   }
 
   /** The backend cannot confirm the lease for now: not valid until restored. */
@@ -345,7 +448,7 @@ final class Grant {
       // at once, and the release below only cleans up without waiting for the server.
       markLost(
           autoRenew() ? LeaseLostEvent.Reason.EXPIRED : LeaseLostEvent.Reason.LEASE_ENDED,
-          "the lease of " + options.leaseTime() + " ran out before its release");
+          "the lease of " + leaseTime() + " ran out before its release");
     }
     int left;
     LeaseState before;

@@ -87,6 +87,26 @@ final class LeaseHandle implements Lease {
   }
 
   @Override
+  public void extend(Duration lease) {
+    java.util.Objects.requireNonNull(lease, "lease");
+    if (lease.compareTo(io.dlock.LockOptions.MIN_LEASE) < 0
+        || lease.compareTo(io.dlock.LockOptions.MAX_LEASE) > 0) {
+      throw new IllegalArgumentException(
+          "lease must be from "
+              + io.dlock.LockOptions.MIN_LEASE
+              + " to "
+              + io.dlock.LockOptions.MAX_LEASE
+              + ", but was "
+              + lease);
+    }
+    if (isReleased()) {
+      throw new IllegalStateException(
+          "Cannot extend the lease of lock '" + lockName() + "': it was released by its holder");
+    }
+    grant.extend(lease.toNanos());
+  }
+
+  @Override
   public boolean release() {
     if (!RELEASED.compareAndSet(this, 0, 1)) {
       log.info(

@@ -1,6 +1,9 @@
 package io.dlock.core;
 
+import io.dlock.BackendUnavailableException;
 import io.dlock.LeaseLostEvent;
+import io.dlock.LeaseState;
+import io.dlock.LockLostException;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
@@ -12,6 +15,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -160,13 +165,11 @@ final class LeaseRenewer {
         if (grant.autoRenew()) {
           grant.markLost(
               LeaseLostEvent.Reason.EXPIRED,
-              "no renewal got through before the lease of "
-                  + grant.options().leaseTime()
-                  + " ran out");
+              "no renewal got through before the lease of " + grant.leaseTime() + " ran out");
         } else {
           grant.markLost(
               LeaseLostEvent.Reason.LEASE_ENDED,
-              "the fixed lease of " + grant.options().leaseTime() + " ended before release");
+              "the fixed lease of " + grant.leaseTime() + " ended before release");
         }
       } else if (grant.autoRenew()) {
         byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
@@ -221,8 +224,8 @@ final class LeaseRenewer {
         log.debug("Renewal failed again ({} in a row): {}", failuresInARow, e.toString());
       }
       long failedAt = clock.nanoTime();
-      for (Grant grant : batch) {
-        grant.renewalFailed(failedAt);
+      for (Map.Entry<HeldLease, Grant> entry : byLease.entrySet()) {
+        entry.getValue().renewalFailed(sentAt, entry.getKey().lease().toNanos(), failedAt);
       }
       lockEvents.renewalFailed(byLease.size(), e);
       return;
@@ -238,9 +241,100 @@ final class LeaseRenewer {
             LeaseLostEvent.Reason.TAKEN_OVER,
             "renewal found the lock deleted or held by another owner");
       } else {
-        grant.confirmed(sentAt);
+        grant.renewed(sentAt, entry.getKey().lease().toNanos());
       }
     }
+  }
+
+  /**
+   * Sets {@code grant}'s lease to {@code leaseNanos} from now on the server, on the renewal thread:
+   * so that it never overlaps a renewal of the same grant, whose answer would otherwise be judged
+   * against the wrong length. Completes when the server answered: exceptionally with {@link
+   * LockLostException} if the grant was gone (it is then marked lost), or with the call's failure.
+   */
+  CompletableFuture<Void> extend(Grant grant, long leaseNanos) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      scheduler.execute(
+          () -> {
+            try {
+              extendNow(grant, leaseNanos);
+              done.complete(null);
+            } catch (RuntimeException e) {
+              done.completeExceptionally(e);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      done.completeExceptionally(new IllegalStateException("The lock client is closed", e));
+    }
+    return done;
+  }
+
+  private void extendNow(Grant grant, long leaseNanos) {
+    if (!grant.isValid()) {
+      if (grant.state() == LeaseState.UNCERTAIN) {
+        throw new BackendUnavailableException(
+            "Cannot extend the lease of lock '"
+                + grant.lockName()
+                + "' now: the backend's session is suspended");
+      }
+      throw lostBeforeExtension(grant);
+    }
+    HeldLease held = grant.heldLease(leaseNanos);
+    long sentAt = clock.nanoTime();
+    // Bounded like a renewal (see renew): this thread must not miss another lease's end.
+    long earliestEnd = earliestEnd(sentAt);
+    long timeout =
+        Math.max(
+            1_000_000L,
+            Math.min(
+                operationTimeout.toNanos(),
+                earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
+    Set<HeldLease> gone;
+    try {
+      gone =
+          BackendCalls.await(
+              backend.renew(List.of(held)),
+              timeout,
+              "extend the lease of '" + grant.lockName() + "'",
+              backend.name());
+    } catch (RuntimeException e) {
+      grant.unanswered(sentAt, leaseNanos);
+      throw e;
+    }
+    if (gone.contains(held)) {
+      grant.markLost(
+          LeaseLostEvent.Reason.TAKEN_OVER,
+          "an extension found the lock deleted or held by another owner");
+      throw lostBeforeExtension(grant);
+    }
+    grant.extended(sentAt, leaseNanos);
+    add(grant); // a tick no later than the grant's new due time
+  }
+
+  private static LockLostException lostBeforeExtension(Grant grant) {
+    return new LockLostException(
+        "Cannot extend the lease of lock '"
+            + grant.lockName()
+            + "' (fencing token "
+            + grant.fencingToken()
+            + "): it is "
+            + grant.state().name().toLowerCase(java.util.Locale.ROOT));
+  }
+
+  /** The earliest lease end among the grants that have not ended, or Long.MAX_VALUE. */
+  private long earliestEnd(long now) {
+    long earliest = Long.MAX_VALUE;
+    for (Grant grant : grants) {
+      if (grant.hasEnded()) {
+        continue;
+      }
+      long end = grant.validUntilNanos();
+      if (end - now > 0 && (earliest == Long.MAX_VALUE || end - earliest < 0)) {
+        earliest = end;
+      }
+    }
+    return earliest;
   }
 
   private void scheduleNext() {

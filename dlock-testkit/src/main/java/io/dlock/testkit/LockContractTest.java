@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Timeout;
  * are in {@link LockContractFixture}, the tests in the interfaces this class implements ({@link
  * MutualExclusionContract}, {@link ReentrancyContract}, {@link WaitingContract}, {@link
  * CancellationContract}, {@link LeaseContract}, {@link LeaseLossContract}, {@link
- * BackendFailureContract}, {@link InputContract}, {@link InspectionContract}, {@link
- * LockViewContract}), whose default {@code @Test} methods JUnit runs as this class's own.
+ * LeaseExtensionContract}, {@link BackendFailureContract}, {@link InputContract}, {@link
+ * InspectionContract}, {@link LockViewContract}), whose default {@code @Test} methods JUnit runs as
+ * this class's own.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class LockContractTest extends LockContractFixture
@@ -25,6 +26,7 @@ public abstract class LockContractTest extends LockContractFixture
         CancellationContract,
         LeaseContract,
         LeaseLossContract,
+        LeaseExtensionContract,
         BackendFailureContract,
         InputContract,
         InspectionContract,
