@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClients;
+import io.dlock.LockInfo;
 import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
 import io.dlock.spring.shedlock.DlockLockProvider;
 import io.dlock.testkit.TestTiming;
@@ -113,6 +114,53 @@ class ShedLockProviderTest {
     assertThat(provider.lock(config(name, Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
     await().atMost(TestTiming.scaled(Duration.ofSeconds(5))).until(() -> isUnlocked(name));
     assertThat(Instant.now()).isAfterOrEqualTo(config.getLockAtLeastUntil());
+  }
+
+  @Test
+  void unlockedBeforeLockAtLeastForTheServerKeepsTheLockOnlyAboutThatLong() {
+    // The release at the end of lockAtLeastFor is this process's timer: should the process die,
+    // the server's lease must not outlast lockAtLeastFor by more than the slack, whatever
+    // lockAtMostFor says.
+    String name = name();
+    provider
+        .lock(config(name, Duration.ofSeconds(30), Duration.ofSeconds(2)))
+        .orElseThrow()
+        .unlock();
+
+    LockInfo info = observer.inspect(PREFIX + name).get(0);
+    assertThat(info.leaseRemaining()).isNotNull().isLessThanOrEqualTo(Duration.ofSeconds(3));
+    await().atMost(TestTiming.scaled(Duration.ofSeconds(10))).until(() -> isUnlocked(name));
+  }
+
+  @Test
+  void anExtendedLockOutlivesItsFirstLockAtMostFor() {
+    String name = name();
+    SimpleLock lock =
+        provider.lock(config(name, TestTiming.millis(600), Duration.ZERO)).orElseThrow();
+
+    Optional<SimpleLock> extended = lock.extend(TestTiming.millis(6000), Duration.ZERO);
+
+    assertThat(extended).isPresent();
+    await()
+        .during(TestTiming.millis(1500))
+        .atMost(TestTiming.millis(4000))
+        .until(() -> !isUnlocked(name));
+    assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class); // the old object
+    extended.get().unlock();
+    assertUnlocked(name);
+  }
+
+  @Test
+  void aLockWhoseLeaseRanOutIsNotExtended() {
+    String name = name();
+    SimpleLock lock =
+        provider.lock(config(name, Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
+    await().atMost(TestTiming.scaled(Duration.ofSeconds(5))).until(() -> isUnlocked(name));
+
+    assertThat(lock.extend(Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
+    assertThatThrownBy(() -> lock.extend(Duration.ofMillis(10), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lockAtMostFor");
   }
 
   @Test

@@ -123,6 +123,29 @@ class SpringIntegrationLockRegistryTest {
   }
 
   @Test
+  void renewLockKeepsAFixedLeaseOnTheServerPastItsFirstEnd() throws Exception {
+    DlockLockRegistry fixed =
+        new DlockLockRegistry(
+            clientA, PREFIX, LockOptions.defaults().withFixedLease(TestTiming.millis(800)));
+    Lock lock = fixed.obtain("qux");
+    assertThat(lock.tryLock()).isTrue();
+    try {
+      // Renewed by hand every 200 ms (as RedisLockRegistry users do), the 800 ms lease holds for
+      // three of its lengths; without renewal, the other instance would get it after the first.
+      long end = System.nanoTime() + TestTiming.millis(2400).toNanos();
+      while (System.nanoTime() - end < 0) {
+        fixed.renewLock("qux");
+        assertThat(registryB.obtain("qux").tryLock()).isFalse();
+        await().pollDelay(TestTiming.millis(200)).atMost(TestTiming.millis(1000)).until(() -> true);
+      }
+    } finally {
+      lock.unlock();
+    }
+    assertThat(registryB.obtain("qux").tryLock()).isTrue();
+    registryB.obtain("qux").unlock();
+  }
+
+  @Test
   void leaderElectionPassesToTheOtherInstanceWhenTheLeaderStops() {
     String role = "leader-" + UUID.randomUUID();
     Leader leaderA = new Leader("a", role);

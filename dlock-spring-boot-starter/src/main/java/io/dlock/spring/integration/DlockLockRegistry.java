@@ -1,6 +1,9 @@
 package io.dlock.spring.integration;
 
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
 import io.dlock.LockClient;
+import io.dlock.LockLostException;
 import io.dlock.LockOptions;
 import java.util.Objects;
 import java.util.concurrent.locks.Lock;
@@ -18,9 +21,10 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * not hold it throws {@link IllegalMonitorStateException}, {@code newCondition()} is refused. Locks
  * are cheap views, so nothing is cached and there is nothing to expire.
  *
- * <p>Renewal: leases are renewed by the client while held (unless the options say a fixed lease),
- * so {@link #renewLock(Object)} only checks that the calling thread still holds a valid lease; a
- * fixed lease cannot be extended by hand (dlock has no manual renewal).
+ * <p>Renewal: leases are renewed by the client while held (unless the options say a fixed lease);
+ * {@link #renewLock(Object)} sets the calling thread's lease anew on the server for the options'
+ * lease time ({@link Lease#extend}, owner and grant checked there), which is how a fixed lease is
+ * kept longer, as {@code RedisLockRegistry} users renew theirs.
  *
  * <p>Metrics: its keys are not a bounded set, so its locks have the {@code lock} tag {@code other}
  * (see {@link io.dlock.spring.LockNamePatterns}).
@@ -46,16 +50,38 @@ public final class DlockLockRegistry implements RenewableLockRegistry {
   }
 
   /**
-   * Checks that the calling thread holds the lock with a valid lease; the client renews it.
+   * Sets the calling thread's lease of the lock to the options' lease time from now, on the server.
    *
    * @throws IllegalStateException if the calling thread does not hold it, or its lease was lost
+   * @throws io.dlock.BackendUnavailableException if the backend did not confirm in time
    */
   @Override
   public void renewLock(Object lockKey) {
     String name = name(lockKey);
-    if (!client.lock(name, options).isHeldByCurrentHolder()) {
+    DistributedLock lock = client.lock(name, options);
+    if (!lock.isHeldByCurrentHolder()) {
       throw new IllegalStateException(
           "cannot renew lock '" + name + "': the current thread does not hold a valid lease");
+    }
+    // A re-entry of this thread's grant (no round trip): extending it extends the grant, and
+    // releasing it only takes back this extra hold.
+    Lease reentry;
+    try {
+      reentry =
+          lock.tryAcquire()
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          "cannot renew lock '" + name + "': its lease was lost meanwhile"));
+    } catch (LockLostException e) {
+      throw new IllegalStateException("cannot renew lock '" + name + "': " + e.getMessage(), e);
+    }
+    try {
+      reentry.extend(options.leaseTime());
+    } catch (LockLostException e) {
+      throw new IllegalStateException("cannot renew lock '" + name + "': " + e.getMessage(), e);
+    } finally {
+      reentry.release();
     }
   }
 

@@ -6,6 +6,7 @@ import io.dlock.LockOptions;
 import io.dlock.spi.DriverThreads;
 import io.dlock.spring.LockAcquirer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -28,9 +29,12 @@ import org.slf4j.LoggerFactory;
  * grant, under a fresh owner id, so a second call from the same thread finds the lock held); the
  * lock lasts at most {@code lockAtMostFor} (a fixed lease, never renewed, so a crashed or stuck
  * holder frees it); {@code unlock()} before {@code lockAtLeastFor} has passed keeps the lock and
- * releases it when {@code lockAtLeastFor} ends (a timer of this provider; if this process dies
- * first, the lease still ends at {@code lockAtMostFor}). {@link SimpleLock#extend} is not
- * supported: a fixed dlock lease cannot be extended.
+ * releases it when {@code lockAtLeastFor} ends; the server's lease is first shortened to end then
+ * too (plus at most a second, so that the release always comes first), so that if this process dies
+ * meanwhile the lock still frees at about {@code lockAtLeastFor}, not {@code lockAtMostFor}. {@link
+ * SimpleLock#extend} sets the lease anew on the server ({@link Lease#extend}, owner and grant
+ * checked there) and returns the lock with the new configuration; empty if the lease was lost or
+ * the backend did not confirm.
  */
 public final class DlockLockProvider implements LockProvider, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(DlockLockProvider.class);
@@ -82,9 +86,14 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
     }
   }
 
+  /** How much longer than {@code lockAtLeastFor} the server keeps a lock unlocked early. */
+  private static final Duration RELEASE_SLACK = Duration.ofSeconds(1);
+
   private final class DlockSimpleLock implements SimpleLock {
     private final Lease lease;
     private final LockConfiguration configuration;
+
+    /** Set by unlock or extend: either ends this lock object (an extension returns a new one). */
     private final AtomicBoolean unlocked = new AtomicBoolean();
 
     DlockSimpleLock(Lease lease, LockConfiguration configuration) {
@@ -95,14 +104,74 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
     @Override
     public void unlock() {
       if (!unlocked.compareAndSet(false, true)) {
-        throw new IllegalStateException("lock '" + configuration.getName() + "' already unlocked");
+        throw new IllegalStateException(
+            "lock '" + configuration.getName() + "' already unlocked or extended");
       }
-      Duration keep = Duration.between(ClockProvider.now(), configuration.getLockAtLeastUntil());
+      Instant now = ClockProvider.now();
+      Duration keep = Duration.between(now, configuration.getLockAtLeastUntil());
       if (keep.isNegative() || keep.isZero()) {
         release();
-      } else {
-        delayedReleases.schedule(this::release, keep.toNanos(), TimeUnit.NANOSECONDS);
+        return;
       }
+      keepOnServerFor(keep, Duration.between(now, configuration.getLockAtMostUntil()));
+      delayedReleases.schedule(this::release, keep.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Shortens the server's lease to end just after {@code keep}: the release at the end of {@code
+     * lockAtLeastFor} is this process's timer, which dies with it.
+     */
+    private void keepOnServerFor(Duration keep, Duration atMostLeft) {
+      Duration until = keep.plus(RELEASE_SLACK);
+      if (until.compareTo(atMostLeft) >= 0 || until.compareTo(LockOptions.MIN_LEASE) < 0) {
+        return; // the lease ends by lockAtMostFor anyway, no later than this would
+      }
+      try {
+        lease.extend(until);
+      } catch (LockException e) {
+        log.debug(
+            "ShedLock lock '{}' keeps its lease to lockAtMostFor: {}",
+            configuration.getName(),
+            e.toString());
+      }
+    }
+
+    /**
+     * Sets the lease to {@code lockAtMostFor} from now on the server; this lock object is then done
+     * and the returned one holds the lock.
+     *
+     * @return the lock with the new configuration, or empty if the lease was lost or the backend
+     *     did not confirm (ShedLock then treats the lock as not extended)
+     */
+    @Override
+    public Optional<SimpleLock> extend(Duration lockAtMostFor, Duration lockAtLeastFor) {
+      if (lockAtMostFor.compareTo(LockOptions.MIN_LEASE) < 0) {
+        throw new IllegalArgumentException(
+            "lockAtMostFor of '"
+                + configuration.getName()
+                + "' must be at least "
+                + LockOptions.MIN_LEASE
+                + ", but was "
+                + lockAtMostFor);
+      }
+      if (unlocked.get()) {
+        throw new IllegalStateException(
+            "lock '" + configuration.getName() + "' already unlocked or extended");
+      }
+      LockConfiguration extended =
+          new LockConfiguration(
+              ClockProvider.now(), configuration.getName(), lockAtMostFor, lockAtLeastFor);
+      try {
+        lease.extend(lockAtMostFor);
+      } catch (LockException e) {
+        log.warn("ShedLock lock '{}' not extended: {}", configuration.getName(), e.toString());
+        return Optional.empty();
+      }
+      if (!unlocked.compareAndSet(false, true)) {
+        throw new IllegalStateException(
+            "lock '" + configuration.getName() + "' already unlocked or extended");
+      }
+      return Optional.of(new DlockSimpleLock(lease, extended));
     }
 
     private void release() {
