@@ -27,6 +27,16 @@ import java.lang.annotation.Target;
  * LockedMethodContext#currentFencingToken()}, or as a {@code long} parameter annotated with {@link
  * FencingToken} (the caller's value is replaced).
  *
+ * <p>A scheduled job that runs on one instance at a time, skips elsewhere, stops if its lease is
+ * lost, and holds the lock at least a minute:
+ *
+ * <pre>{@code
+ * @Scheduled(cron = "0 0 * * * *")
+ * @Locked(name = "report", waitTime = "0", onFailure = OnLockFailure.SKIP,
+ *         onLeaseLost = OnLeaseLost.INTERRUPT, holdAtLeast = "1m")
+ * public void hourlyReport(@FencingToken long token) { ... }
+ * }</pre>
+ *
  * <p>Works on Spring beans called through their proxy (not on calls from inside the same object),
  * like {@code @Transactional}. Holds are reentrant for the calling thread.
  */
@@ -65,6 +75,21 @@ public @interface Locked {
    * What happens when the lock is not acquired within the wait, or the backend cannot be reached.
    */
   OnLockFailure onFailure() default OnLockFailure.THROW;
+
+  /** What happens to the running method if its lease is lost: see {@link OnLeaseLost}. */
+  OnLeaseLost onLeaseLost() default OnLeaseLost.WARN;
+
+  /**
+   * The shortest time the lock is held, from its acquisition, even when the method ends sooner:
+   * {@code "30s"}, {@code "PT1M"}, or a {@code ${property}}; the release then waits (the lease is
+   * renewed meanwhile as usual). ShedLock's {@code lockAtLeastFor}, for {@code @Scheduled} jobs on
+   * several instances: with {@code waitTime = "0"} and {@link OnLockFailure#SKIP}, an instance
+   * whose scheduler fires a little later finds the lock still held and skips the run instead of
+   * running it again. Such a lock is not reentrant: each call is its own grant (under an owner id
+   * of its own), so that the next run on the same thread finds the lock still held. Empty: released
+   * when the method ends.
+   */
+  String holdAtLeast() default "";
 
   /**
    * With {@link OnLockFailure#FALLBACK}: the name of a method of the same class, with the same

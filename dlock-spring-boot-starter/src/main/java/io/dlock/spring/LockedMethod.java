@@ -24,6 +24,8 @@ final class LockedMethod {
   private final Duration waitTime;
   private final LockOptions options;
   private final OnLockFailure onFailure;
+  private final OnLeaseLost onLeaseLost;
+  private final Duration holdAtLeast;
   private final @Nullable Method fallback;
   private final int fencingTokenIndex;
   private final Method method;
@@ -37,6 +39,8 @@ final class LockedMethod {
       Duration waitTime,
       LockOptions options,
       OnLockFailure onFailure,
+      OnLeaseLost onLeaseLost,
+      Duration holdAtLeast,
       @Nullable Method fallback,
       int fencingTokenIndex,
       Method method,
@@ -48,6 +52,8 @@ final class LockedMethod {
     this.waitTime = waitTime;
     this.options = options;
     this.onFailure = onFailure;
+    this.onLeaseLost = onLeaseLost;
+    this.holdAtLeast = holdAtLeast;
     this.fallback = fallback;
     this.fencingTokenIndex = fencingTokenIndex;
     this.method = method;
@@ -71,6 +77,15 @@ final class LockedMethod {
 
   LockOptions options() {
     return options;
+  }
+
+  OnLeaseLost onLeaseLost() {
+    return onLeaseLost;
+  }
+
+  /** How long the lock is held at least from its acquisition; zero: released when done. */
+  Duration holdAtLeast() {
+    return holdAtLeast;
   }
 
   int fencingTokenIndex() {

@@ -4,7 +4,13 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockException;
 import io.dlock.LockLostException;
+import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
+import io.dlock.spi.DriverThreads;
+import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -25,6 +31,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * this one wrote before it is committed. If the lease was lost while the method ran inside such a
  * transaction, the interceptor throws {@link LockLostException} so that the transaction rolls back
  * instead of committing writes made without the lock.
+ *
+ * <p>With {@link Locked#holdAtLeast()}, a release that comes sooner than that after the acquisition
+ * is delayed until then (on a timer; the lease is renewed meanwhile). With {@link
+ * OnLeaseLost#INTERRUPT}, a loss while the method runs interrupts its thread.
  */
 public final class LockedMethodInterceptor implements MethodInterceptor {
   private static final Logger log = LoggerFactory.getLogger(LockedMethodInterceptor.class);
@@ -57,8 +67,10 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     Object[] args = invocation.getArguments();
     String key = method.key(args, target);
     Lease lease;
+    long acquiredAt;
     try {
-      lease = acquirer.get().acquire(method.name(), key, method.waitTime(), method.options());
+      lease = acquirer.get().acquire(method.name(), key, method.waitTime(), options(method));
+      acquiredAt = System.nanoTime();
     } catch (LockTimeoutException | BackendUnavailableException e) {
       log.debug("{}: lock not acquired: {}", method.description(), e.getMessage());
       return method.onFailure(args, target, e);
@@ -68,16 +80,24 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
       args[method.fencingTokenIndex()] = lease.fencingToken();
     }
     Object result;
+    LostLeaseInterrupt interrupt =
+        method.onLeaseLost() == OnLeaseLost.INTERRUPT ? LostLeaseInterrupt.watch(lease) : null;
     LockedMethodContext.push(lease);
     try {
       result = invocation.proceed();
     } catch (Throwable t) {
       LockedMethodContext.pop();
-      releaseOrDefer(lease, method);
+      if (interrupt != null) {
+        interrupt.methodReturned();
+      }
+      releaseOrDefer(lease, method, acquiredAt);
       throw t;
     }
     LockedMethodContext.pop();
-    boolean deferred = releaseOrDefer(lease, method);
+    if (interrupt != null) {
+      interrupt.methodReturned();
+    }
+    boolean deferred = releaseOrDefer(lease, method, acquiredAt);
     if (!lease.isValid() && lease.state() != io.dlock.LeaseState.RELEASED) {
       String message =
           "the lease of lock '"
@@ -95,16 +115,50 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     return result;
   }
 
+  /**
+   * The method's lock options; with {@link Locked#holdAtLeast()}, under an owner id of this call
+   * alone: its hold outlives the method, and the next call on the same thread (a scheduler's next
+   * run) must find the lock held, not re-enter it. ShedLock's locks are not reentrant either.
+   */
+  private static LockOptions options(LockedMethod method) {
+    if (method.holdAtLeast().isZero()) {
+      return method.options();
+    }
+    return method.options().withOwnerId("locked:" + UUID.randomUUID());
+  }
+
   /** Releases now, or after the surrounding transaction; true if deferred. */
-  private boolean releaseOrDefer(Lease lease, LockedMethod method) {
+  private boolean releaseOrDefer(Lease lease, LockedMethod method, long acquiredAt) {
     if (releaseAfterTransaction.getAsBoolean()
         && TransactionSynchronizationManager.isSynchronizationActive()) {
       TransactionSynchronizationManager.registerSynchronization(
-          new ReleaseAfterCompletion(lease, method.description()));
+          new ReleaseAfterCompletion(lease, method, acquiredAt));
       return true;
     }
-    release(lease, method.description());
+    releaseWhenDue(lease, method, acquiredAt);
     return false;
+  }
+
+  /** Releases now, or once {@link Locked#holdAtLeast()} has passed since the acquisition. */
+  private static void releaseWhenDue(Lease lease, LockedMethod method, long acquiredAt) {
+    long left = method.holdAtLeast().toNanos() - (System.nanoTime() - acquiredAt);
+    if (left <= 0) {
+      release(lease, method.description());
+      return;
+    }
+    try {
+      HeldReleases.TIMER.schedule(
+          () -> release(lease, method.description()), left, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      release(lease, method.description()); // the JVM is shutting down: release now
+    }
+  }
+
+  /**
+   * The timer of releases delayed by {@link Locked#holdAtLeast()}: one daemon thread, made once.
+   */
+  private static final class HeldReleases {
+    static final ScheduledExecutorService TIMER = DriverThreads.timer("dlock-locked-hold-release");
   }
 
   private static void release(Lease lease, String description) {
@@ -119,16 +173,18 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
   /** Releases a lease once the transaction it was taken in has committed or rolled back. */
   private static final class ReleaseAfterCompletion implements TransactionSynchronization {
     private final Lease lease;
-    private final String description;
+    private final LockedMethod method;
+    private final long acquiredAt;
 
-    ReleaseAfterCompletion(Lease lease, String description) {
+    ReleaseAfterCompletion(Lease lease, LockedMethod method, long acquiredAt) {
       this.lease = lease;
-      this.description = description;
+      this.method = method;
+      this.acquiredAt = acquiredAt;
     }
 
     @Override
     public void afterCompletion(int status) {
-      release(lease, description);
+      releaseWhenDue(lease, method, acquiredAt);
     }
   }
 }

@@ -135,6 +135,12 @@ public final class LockedMethods {
         throw new IllegalStateException(where + e.getMessage(), e);
       }
     }
+    Duration holdAtLeast = duration(annotation.holdAtLeast(), "holdAtLeast", where);
+    if (holdAtLeast == null) {
+      holdAtLeast = Duration.ZERO;
+    } else if (holdAtLeast.isNegative()) {
+      throw new IllegalStateException(where + "holdAtLeast must be >= 0, but was " + holdAtLeast);
+    }
     Method fallback = fallback(annotation, specific, targetClass, where);
     int fencingIndex = fencingTokenIndex(specific, where);
     return Optional.of(
@@ -145,6 +151,8 @@ public final class LockedMethods {
             wait,
             options,
             annotation.onFailure(),
+            annotation.onLeaseLost(),
+            holdAtLeast,
             fallback,
             fencingIndex,
             specific,
