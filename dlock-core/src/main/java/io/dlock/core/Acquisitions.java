@@ -198,15 +198,20 @@ final class Acquisitions {
    * and, without a lease, tells a wait-queue backend that this owner no longer waits.
    */
   void end(Acquisition a, @Nullable Lease lease) {
-    if (a.waitStartedAt != 0) {
-      lockEvents.waitEnded(a.name, a.waitStartedAt);
-    }
-    ReleaseWaiters.Waiter w = a.waiter;
-    if (w != null) {
-      waiters.leave(w, lease != null);
-    }
-    if (lease == null) {
-      abandon(a.name, a.owner);
+    try {
+      ReleaseWaiters.Waiter w = a.waiter;
+      if (w != null) {
+        waiters.leave(w, lease != null);
+      }
+      if (lease == null) {
+        abandon(a.name, a.owner);
+      }
+    } finally {
+      // Last, so that a listener that throws (only a VirtualMachineError gets through) never
+      // keeps the acquisition from leaving the waiters.
+      if (a.waitStartedAt != 0) {
+        lockEvents.waitEnded(a.name, a.waitStartedAt);
+      }
     }
   }
 

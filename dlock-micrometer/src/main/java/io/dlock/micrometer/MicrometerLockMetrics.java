@@ -54,6 +54,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code dlock.locks.held} (gauge), once {@link #bindTo} was called: the grants the client
  *       holds now.
  * </ul>
+ *
+ * <p>One instance per client and registry: Micrometer keeps the first gauge registered under a name
+ * and tags, so a second client with the same backend on the same registry needs its own registry or
+ * a common tag (for instance {@code MeterFilter.commonTags}) to tell the two apart.
  */
 public final class MicrometerLockMetrics implements LockEventListener {
   private static final String UNBOUND = "unknown";
@@ -63,7 +67,28 @@ public final class MicrometerLockMetrics implements LockEventListener {
   private final BiPredicate<String, AcquireFailure> countsFailure;
   private final @Nullable Supplier<String> backendName;
   private final Map<String, AtomicInteger> waitersByTag = new ConcurrentHashMap<>();
+
+  /**
+   * The waiting acquisitions by lock name, with the tag their wait was counted under: a mapping
+   * whose answer for a name changes while it waits (the starter learns patterns as they are used)
+   * must not count the end of the wait in another series than its start.
+   */
+  private final Map<String, Waits> waitsByName = new ConcurrentHashMap<>();
+
+  /** Tags whose waiters gauge is registered (with the backend tag known). */
+  private final Map<String, Boolean> registeredWaiterTags = new ConcurrentHashMap<>();
+
   private volatile @Nullable String backend;
+
+  /** The waits under way on one lock name, and the gauge they are counted in. */
+  private static final class Waits {
+    final AtomicInteger gauge;
+    int count;
+
+    Waits(AtomicInteger gauge) {
+      this.gauge = gauge;
+    }
+  }
 
   private MicrometerLockMetrics(Builder builder) {
     this.registry = builder.registry;
@@ -88,17 +113,31 @@ public final class MicrometerLockMetrics implements LockEventListener {
         .description("Locks this client holds now")
         .tag("backend", client.backendName())
         .register(registry);
+    waitersByTag.forEach(this::registerWaiters); // those counted before the backend was known
     return this;
   }
 
   @Override
   public void waiting(String lockName) {
-    waiters(lockTag.apply(lockName)).incrementAndGet();
+    waitsByName.compute(
+        lockName,
+        (name, waits) -> {
+          Waits w = waits == null ? new Waits(waiters(lockTag.apply(name))) : waits;
+          w.count++;
+          w.gauge.incrementAndGet();
+          return w;
+        });
   }
 
   @Override
   public void waitEnded(String lockName, Duration waited) {
-    waiters(lockTag.apply(lockName)).decrementAndGet();
+    // Only a wait counted by waiting() is taken back: the gauge never goes below zero.
+    waitsByName.computeIfPresent(
+        lockName,
+        (name, w) -> {
+          w.gauge.decrementAndGet();
+          return --w.count == 0 ? null : w;
+        });
   }
 
   @Override
@@ -167,17 +206,22 @@ public final class MicrometerLockMetrics implements LockEventListener {
   }
 
   private AtomicInteger waiters(String lock) {
-    return waitersByTag.computeIfAbsent(
-        lock,
-        tag -> {
-          AtomicInteger count = new AtomicInteger();
-          Gauge.builder("dlock.waiters", count, AtomicInteger::get)
-              .description("Acquisitions waiting for another holder now")
-              .tags("lock", tag, "backend", backend())
-              .strongReference(true)
-              .register(registry);
-          return count;
-        });
+    AtomicInteger count = waitersByTag.computeIfAbsent(lock, tag -> new AtomicInteger());
+    registerWaiters(lock, count);
+    return count;
+  }
+
+  /** Registers the waiters gauge of {@code lock} once the backend tag is known; once. */
+  private void registerWaiters(String lock, AtomicInteger count) {
+    String name = backend();
+    if (UNBOUND.equals(name) || registeredWaiterTags.putIfAbsent(lock, Boolean.TRUE) != null) {
+      return; // registered by bindTo, with the real backend tag; or already registered
+    }
+    Gauge.builder("dlock.waiters", count, AtomicInteger::get)
+        .description("Acquisitions waiting for another holder now")
+        .tags("lock", lock, "backend", name)
+        .strongReference(true)
+        .register(registry);
   }
 
   private String backend() {

@@ -102,7 +102,9 @@ public class DlockAutoConfiguration {
    * its own client sets this bean in its options.
    */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(MeterRegistry.class)
+  @ConditionalOnClass(
+      value = MeterRegistry.class,
+      name = "io.dlock.micrometer.MicrometerLockMetrics") // unless the application excluded it
   @ConditionalOnSingleCandidate(MeterRegistry.class)
   static class MicrometerConfiguration {
     @Bean
