@@ -60,11 +60,19 @@ public interface Lease extends AutoCloseable {
    * still holds the grant there (owner and fencing token checked atomically, as a renewal is). A
    * renewed lease is renewed with that length from then on; a fixed lease simply ends later (or
    * sooner): ShedLock's {@code extend}. Every hold of the grant shares the new lease. Blocks for
-   * one round trip, at most the client's operation timeout.
+   * one round trip after any renewal under way: at most twice the client's operation timeout to get
+   * its turn (else it is withdrawn unsent and reported), then at most the operation timeout.
+   *
+   * <p>What the client trusts: a grant of an {@linkplain LockOptions#withOwnerId owner id} is
+   * trusted for no longer than its options' lease, however far it is extended (other holders of the
+   * id renew it with that length); and after a renewal or extension whose answer never came, no
+   * longer than that request's length. On session-bound backends (ZooKeeper, database session and
+   * row locks) the lease is the client's own timer, which an extension moves later but never
+   * earlier: a shorter lease ends the holder's trust sooner, not the hold.
    *
    * @param lease from {@link LockOptions#MIN_LEASE} to {@link LockOptions#MAX_LEASE}
    * @throws IllegalArgumentException if {@code lease} is out of that range
-   * @throws IllegalStateException if this lease was released
+   * @throws IllegalStateException if this lease (or every hold of its grant) was released
    * @throws LockLostException if the lease was lost before, or the server no longer holds this
    *     grant (the loss is then reported to the lost-lease listeners, as a renewal would)
    * @throws BackendUnavailableException if the server did not confirm in time; the request may

@@ -273,18 +273,36 @@ final class Grant {
    * last one confirmed is the one the server applied last.
    */
   void renewed(long sentAtNanos, long sentNanos) {
-    long trusted = trustedNanos(sentNanos);
-    validUntilNanos = sentAtNanos + trusted - safetyMarginNanos(trusted);
-    nextRenewalNanos = sentAtNanos + trusted / 3;
+    synchronized (this) { // against openCounted on a caller's thread: no I/O under this lock
+      long trusted = trustedNanos(sentNanos);
+      validUntilNanos = sentAtNanos + trusted - safetyMarginNanos(trusted);
+      nextRenewalNanos = sentAtNanos + trusted / 3;
+    }
   }
 
-  /** An extension to {@code leaseNanos} was confirmed: later renewals ask for that length. */
+  /**
+   * An extension to {@code leaseNanos} was confirmed: later renewals ask for that length.
+   *
+   * <p>With an owner id, holds of other clients and threads share the server's lock: another hold's
+   * renewal or re-entry asks for the options' length and may land after this extension (setting
+   * that length), and a re-entry racing a shorter extension may land before it. So such a grant is
+   * trusted for no longer than the shorter of the options' length and this one.
+   */
   void extended(long sentAtNanos, long leaseNanos) {
     synchronized (this) {
       LeaseLength l = length;
-      length = new LeaseLength(leaseNanos, l == null ? Long.MAX_VALUE : l.trustCapNanos());
+      long cap = l == null ? Long.MAX_VALUE : l.trustCapNanos();
+      if (holdCountOnServer()) {
+        cap = Math.min(cap, Math.min(options.leaseTime().toNanos(), leaseNanos));
+      }
+      length = new LeaseLength(leaseNanos, cap);
+      renewed(sentAtNanos, leaseNanos);
     }
-    renewed(sentAtNanos, leaseNanos);
+  }
+
+  /** The length the client trusts of the lease asked for now. */
+  long trustedLeaseNanos() {
+    return trustedNanos(leaseNanos());
   }
 
   /**
@@ -323,25 +341,22 @@ final class Grant {
    * well before the lease runs out.
    */
   void renewalFailed(long sentAtNanos, long sentNanos, long nowNanos) {
-    if (sentNanos != options.leaseTime().toNanos() || length != null) {
-      unanswered(sentAtNanos, sentNanos); // only lengths that changed can shorten a lease
+    synchronized (this) {
+      // It may still land later (a pooled connection, a resent script, a slow Redlock master),
+      // and set its length then: whatever the grant is extended to later is capped by it.
+      unanswered(sentAtNanos, sentNanos);
+      long trusted = trustedNanos(leaseNanos());
+      nextRenewalNanos = nowNanos + Math.max(trusted / 10, 10_000_000L);
     }
-    long trusted = trustedNanos(leaseNanos());
-    nextRenewalNanos = nowNanos + Math.max(trusted / 10, 10_000_000L);
   }
 
   /**
    * Sets the lease to {@code leaseNanos} from now on the server (see {@link
-   * io.dlock.Lease#extend}), waiting for the answer: the renewal thread sends it, after any renewal
-   * under way (each bounded by the operation timeout), hence the wait of twice that.
+   * io.dlock.Lease#extend}), waiting for the answer; see {@link LeaseRenewer#extend}.
    */
   void extend(long leaseNanos) {
     client.ensureOpen();
-    BackendCalls.await(
-        client.renewer().extend(this, leaseNanos),
-        2 * client.operationTimeoutNanos(),
-        "extend the lease of '" + key.lockName() + "'",
-        client.backendName());
+    client.renewer().extend(this, leaseNanos);
   }
 
   /** The backend cannot confirm the lease for now: not valid until restored. */

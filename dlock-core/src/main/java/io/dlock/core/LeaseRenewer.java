@@ -173,7 +173,7 @@ final class LeaseRenewer {
         }
       } else if (grant.autoRenew()) {
         byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
-        if (grant.nextRenewalNanos() - now <= grant.leaseNanos() / 6) {
+        if (grant.nextRenewalNanos() - now <= grant.trustedLeaseNanos() / 6) {
           lengthsDue.add(grant.leaseNanos());
         }
       }
@@ -204,7 +204,7 @@ final class LeaseRenewer {
         Math.max(
             1_000_000L,
             Math.min(
-                Math.min(operationTimeout.toNanos(), batch.get(0).leaseNanos() / 3),
+                Math.min(operationTimeout.toNanos(), batch.get(0).trustedLeaseNanos() / 3),
                 earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
     Set<HeldLease> gone;
     try {
@@ -247,36 +247,136 @@ final class LeaseRenewer {
   }
 
   /**
-   * Sets {@code grant}'s lease to {@code leaseNanos} from now on the server, on the renewal thread:
-   * so that it never overlaps a renewal of the same grant, whose answer would otherwise be judged
-   * against the wrong length. Completes when the server answered: exceptionally with {@link
-   * LockLostException} if the grant was gone (it is then marked lost), or with the call's failure.
+   * Sets {@code grant}'s lease to {@code leaseNanos} from now on the server, on the renewal thread,
+   * so that it never overlaps a renewal of the same grant (each answer is then judged against the
+   * length it carried). Waits for its turn at most twice the operation timeout (a tick under way is
+   * bounded by that); if the turn has not come by then, the extension is withdrawn, never sent, and
+   * reported as not done. Once sent, the call is bounded by the operation timeout.
+   *
+   * @throws LockLostException if the grant was lost before, or the server no longer has it (it is
+   *     then marked lost)
+   * @throws BackendUnavailableException if the extension was not sent, or not confirmed
+   * @throws IllegalStateException if the grant was released, or the client closed
    */
-  CompletableFuture<Void> extend(Grant grant, long leaseNanos) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
+  void extend(Grant grant, long leaseNanos) {
+    Extension extension = new Extension(grant, leaseNanos);
     try {
-      scheduler.execute(
-          () -> {
-            try {
-              extendNow(grant, leaseNanos);
-              done.complete(null);
-            } catch (RuntimeException e) {
-              done.completeExceptionally(e);
-            }
-          });
+      scheduler.execute(extension::run);
     } catch (RejectedExecutionException e) {
-      done.completeExceptionally(new IllegalStateException("The lock client is closed", e));
+      throw new IllegalStateException("The lock client is closed", e);
     }
-    return done;
+    if (awaitDone(extension.done, 2 * operationTimeout.toNanos())) {
+      outcome(extension.done);
+      return;
+    }
+    if (extension.withdraw()) {
+      throw new BackendUnavailableException(
+          "Not extended: the extension of the lease of '"
+              + grant.lockName()
+              + "' did not get its turn within "
+              + 2 * operationTimeout.toMillis()
+              + " ms (renewals under way held the renewal thread); nothing was sent");
+    }
+    // Sent meanwhile: the call itself is bounded by the operation timeout, and then answered.
+    if (!awaitDone(extension.done, operationTimeout.toNanos() + 1_000_000_000L)) {
+      throw new BackendUnavailableException(
+          "No answer to the extension of the lease of '" + grant.lockName() + "'");
+    }
+    outcome(extension.done);
+  }
+
+  /** Waits, without reacting to interrupts (the flag is restored), until done or the timeout. */
+  private static boolean awaitDone(CompletableFuture<Void> done, long timeoutNanos) {
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + timeoutNanos;
+    try {
+      while (true) {
+        try {
+          done.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          return true;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (java.util.concurrent.ExecutionException e) {
+          return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+          return false;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Returns if the extension was confirmed; throws what it failed with. */
+  private static void outcome(CompletableFuture<Void> done) {
+    try {
+      done.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new IllegalStateException(cause);
+    }
+  }
+
+  /** Runs {@code task} on the renewal thread (for tests that need it busy). */
+  void runOnRenewalThreadForTest(Runnable task) {
+    scheduler.execute(task);
+  }
+
+  /** One extension: queued, then sent by the renewal thread, or withdrawn by its caller first. */
+  private final class Extension {
+    private static final int QUEUED = 0;
+    private static final int SENT = 1;
+    private static final int WITHDRAWN = 2;
+
+    final Grant grant;
+    final long leaseNanos;
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    private final java.util.concurrent.atomic.AtomicInteger state =
+        new java.util.concurrent.atomic.AtomicInteger(QUEUED);
+
+    Extension(Grant grant, long leaseNanos) {
+      this.grant = grant;
+      this.leaseNanos = leaseNanos;
+    }
+
+    /** True if it was withdrawn before the renewal thread took it: it will never be sent. */
+    boolean withdraw() {
+      return state.compareAndSet(QUEUED, WITHDRAWN);
+    }
+
+    void run() {
+      if (!state.compareAndSet(QUEUED, SENT)) {
+        return; // withdrawn by its caller, who reported it not done
+      }
+      try {
+        extendNow(grant, leaseNanos);
+        done.complete(null);
+      } catch (RuntimeException e) {
+        done.completeExceptionally(e);
+      }
+    }
   }
 
   private void extendNow(Grant grant, long leaseNanos) {
     if (!grant.isValid()) {
-      if (grant.state() == LeaseState.UNCERTAIN) {
+      LeaseState state = grant.state();
+      if (state == LeaseState.UNCERTAIN) {
         throw new BackendUnavailableException(
             "Cannot extend the lease of lock '"
                 + grant.lockName()
                 + "' now: the backend's session is suspended");
+      }
+      if (state == LeaseState.RELEASED) {
+        throw new IllegalStateException(
+            "Cannot extend the lease of lock '" + grant.lockName() + "': it was released");
       }
       throw lostBeforeExtension(grant);
     }
@@ -290,26 +390,29 @@ final class LeaseRenewer {
             Math.min(
                 operationTimeout.toNanos(),
                 earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
-    Set<HeldLease> gone;
     try {
-      gone =
-          BackendCalls.await(
-              backend.renew(List.of(held)),
-              timeout,
-              "extend the lease of '" + grant.lockName() + "'",
-              backend.name());
-    } catch (RuntimeException e) {
-      grant.unanswered(sentAt, leaseNanos);
-      throw e;
+      Set<HeldLease> gone;
+      try {
+        gone =
+            BackendCalls.await(
+                backend.renew(List.of(held)),
+                timeout,
+                "extend the lease of '" + grant.lockName() + "'",
+                backend.name());
+      } catch (RuntimeException e) {
+        grant.unanswered(sentAt, leaseNanos);
+        throw e;
+      }
+      if (gone.contains(held)) {
+        grant.markLost(
+            LeaseLostEvent.Reason.TAKEN_OVER,
+            "an extension found the lock deleted or held by another owner");
+        throw lostBeforeExtension(grant);
+      }
+      grant.extended(sentAt, leaseNanos);
+    } finally {
+      add(grant); // a tick no later than the grant's due time, which may have moved either way
     }
-    if (gone.contains(held)) {
-      grant.markLost(
-          LeaseLostEvent.Reason.TAKEN_OVER,
-          "an extension found the lock deleted or held by another owner");
-      throw lostBeforeExtension(grant);
-    }
-    grant.extended(sentAt, leaseNanos);
-    add(grant); // a tick no later than the grant's new due time
   }
 
   private static LockLostException lostBeforeExtension(Grant grant) {

@@ -111,6 +111,100 @@ class LeaseExtensionTest {
   }
 
   @Test
+  void aRenewalOfTheUsualLengthThatGotNoAnswerCapsALaterLongerExtension() {
+    Lease lease =
+        client
+            .lock("late-renewal", LockOptions.defaults().withRenewedLease(Duration.ofMillis(300)))
+            .tryAcquire()
+            .orElseThrow();
+    // A renewal whose answer never comes: it may still land on the server, after anything else.
+    backend.onRenew = leases -> new CompletableFuture<>();
+    clock.set(100 * MS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> backend.renewals.size() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> grant(lease).nextRenewalNanos() < 200 * MS);
+
+    backend.onRenew = leases -> CompletableFuture.completedFuture(Set.of());
+    lease.extend(Duration.ofSeconds(60));
+
+    // Trusted for no more than the 300 ms the lost renewal would set, whenever it lands.
+    long extendSentAt = 100 * MS;
+    assertThat(grant(lease).validUntilNanos()).isLessThanOrEqualTo(extendSentAt + 300 * MS);
+    lease.release();
+  }
+
+  @Test
+  void anUnansweredShorterExtensionBringsTheLossSignalForward() {
+    Lease lease =
+        client
+            .lock("short-unanswered", LockOptions.defaults().withFixedLease(Duration.ofSeconds(30)))
+            .tryAcquire()
+            .orElseThrow();
+    backend.onRenew = leases -> new CompletableFuture<>();
+    assertThatThrownBy(() -> lease.extend(Duration.ofMillis(300)))
+        .isInstanceOf(BackendUnavailableException.class);
+
+    clock.set(400 * MS); // past the shorter lease, long before the 30 s one
+    await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isValid() && !events.lost.isEmpty());
+    assertThat(events.lost.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.LEASE_ENDED);
+  }
+
+  @Test
+  void anExtensionThatCannotGetItsTurnIsWithdrawnUnsent() throws Exception {
+    FakeBackend quickBackend = new FakeBackend(clock);
+    CoreLockClient quick =
+        (CoreLockClient)
+            CoreLockClient.create(
+                quickBackend,
+                io.dlock.LockClientOptions.defaults()
+                    .withClock(clock)
+                    .withOperationTimeout(Duration.ofMillis(200)));
+    try {
+      Lease busy =
+          quick
+              .lock("busy", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(3)))
+              .tryAcquire()
+              .orElseThrow();
+      Lease other =
+          quick
+              .lock("other", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(3)))
+              .tryAcquire()
+              .orElseThrow();
+      // Hold the renewal thread: a task that waits until the test lets it go.
+      java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+      quick
+          .renewer()
+          .runOnRenewalThreadForTest(
+              () -> {
+                holding.countDown();
+                try {
+                  go.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+      assertThat(holding.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      int before = quickBackend.renewals.size();
+
+      assertThatThrownBy(() -> busy.extend(Duration.ofSeconds(10)))
+          .isInstanceOf(BackendUnavailableException.class)
+          .hasMessageContaining("nothing was sent");
+      go.countDown();
+      other.extend(Duration.ofSeconds(5)); // the thread is free again: this one goes through
+
+      assertThat(quickBackend.renewals.subList(before, quickBackend.renewals.size()))
+          .as("the withdrawn extension was never sent")
+          .flatExtracting(FakeBackend.RenewCall::leases)
+          .extracting(HeldLease::lockName)
+          .containsExactly("other");
+      busy.release();
+      other.release();
+    } finally {
+      quick.close();
+    }
+  }
+
+  @Test
   void anExtensionThatFindsTheGrantGoneReportsTheLoss() {
     Lease lease =
         client

@@ -10,6 +10,8 @@ import io.dlock.LockTimeoutException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -82,5 +84,40 @@ public final class LockAcquirer {
    */
   public Optional<Lease> tryAcquire(String pattern, @Nullable String key, LockOptions options) {
     return client.lock(names.lockName(pattern, key), options).tryAcquire();
+  }
+
+  /**
+   * Acquires the lock of {@code pattern} and {@code key} as a grant of its own, never a re-entry of
+   * one this thread holds (ShedLock's locks, {@link Locked#holdAtLeast()}: a hold that outlives the
+   * call must make the thread's next call find the lock held). Waits at most {@code wait} ({@code
+   * Duration.ZERO}: one attempt). No owner id is used: the grant is this call's alone, so its lease
+   * can be extended and trusted like any other.
+   *
+   * @return the lease, or empty if another holder kept the lock for the whole wait
+   * @throws BackendUnavailableException if the backend did not answer
+   * @throws LockInterruptedException if the thread was interrupted (flag set, nothing held)
+   */
+  public Optional<Lease> acquireOwnGrant(
+      String pattern, @Nullable String key, Duration wait, LockOptions options) {
+    // An asynchronous acquisition is never reentrant by thread: each is its own grant.
+    CompletableFuture<Lease> grant =
+        client.lock(names.lockName(pattern, key), options).acquireAsync(wait);
+    try {
+      return Optional.of(grant.get());
+    } catch (InterruptedException e) {
+      grant.cancel(false); // a grant that arrives anyway is released by the client
+      Thread.currentThread().interrupt();
+      throw new LockInterruptedException(
+          "Interrupted while acquiring lock '" + names.lockName(pattern, key) + "'", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof LockTimeoutException) {
+        return Optional.empty();
+      }
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      throw new IllegalStateException(cause);
+    }
   }
 }

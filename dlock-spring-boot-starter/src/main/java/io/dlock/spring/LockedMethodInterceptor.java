@@ -4,10 +4,8 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockException;
 import io.dlock.LockLostException;
-import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
 import io.dlock.spi.DriverThreads;
-import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -69,7 +67,7 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     Lease lease;
     long acquiredAt;
     try {
-      lease = acquirer.get().acquire(method.name(), key, method.waitTime(), options(method));
+      lease = acquire(method, key);
       acquiredAt = System.nanoTime();
     } catch (LockTimeoutException | BackendUnavailableException e) {
       log.debug("{}: lock not acquired: {}", method.description(), e.getMessage());
@@ -116,15 +114,25 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
   }
 
   /**
-   * The method's lock options; with {@link Locked#holdAtLeast()}, under an owner id of this call
-   * alone: its hold outlives the method, and the next call on the same thread (a scheduler's next
-   * run) must find the lock held, not re-enter it. ShedLock's locks are not reentrant either.
+   * The method's lock. With {@link Locked#holdAtLeast()}, a grant of this call's own: its hold
+   * outlives the method, and the next call on the same thread (a scheduler's next run) must find
+   * the lock held, not re-enter it. ShedLock's locks are not reentrant either.
    */
-  private static LockOptions options(LockedMethod method) {
+  private Lease acquire(LockedMethod method, @Nullable String key) {
+    LockAcquirer locks = acquirer.get();
     if (method.holdAtLeast().isZero()) {
-      return method.options();
+      return locks.acquire(method.name(), key, method.waitTime(), method.options());
     }
-    return method.options().withOwnerId("locked:" + UUID.randomUUID());
+    return locks
+        .acquireOwnGrant(method.name(), key, method.waitTime(), method.options())
+        .orElseThrow(
+            () ->
+                new LockTimeoutException(
+                    "Lock of "
+                        + method.description()
+                        + " not acquired within "
+                        + method.waitTime()
+                        + ": held by another holder"));
   }
 
   /** Releases now, or after the surrounding transaction; true if deferred. */

@@ -230,14 +230,6 @@ class ScheduledJobTest {
         onFailure = OnLockFailure.SKIP,
         holdAtLeast = "${jobs.hold}")
     public void run() {
-      System.err.println(
-          +Thread.currentThread().getName()
-              + " "
-              + System.identityHashCode(this)
-              + " "
-              + LockedMethodContext.currentFencingToken()
-              + " "
-              + System.nanoTime());
       scheduledRuns.add(new long[] {System.nanoTime(), LockedMethodContext.currentFencingToken()});
     }
   }

@@ -146,6 +146,21 @@ class SpringIntegrationLockRegistryTest {
   }
 
   @Test
+  void renewLockOfALockDeletedBehindTheThreadsBackFailsAndTakesNothing() {
+    Lock lock = registryA.obtain("gone");
+    assertThat(lock.tryLock()).isTrue();
+    clientB.forceRelease(PREFIX + "gone"); // an operator breaks it
+
+    assertThatThrownBy(() -> registryA.renewLock("gone"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("'" + PREFIX + "gone'");
+    // Nothing was taken anew by the renewal: another instance gets the lock.
+    assertThat(registryB.obtain("gone").tryLock()).isTrue();
+    registryB.obtain("gone").unlock();
+    lock.unlock(); // releases nothing: the lease was lost
+  }
+
+  @Test
   void leaderElectionPassesToTheOtherInstanceWhenTheLeaderStops() {
     String role = "leader-" + UUID.randomUUID();
     Leader leaderA = new Leader("a", role);

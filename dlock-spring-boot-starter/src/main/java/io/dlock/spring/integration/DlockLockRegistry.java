@@ -24,7 +24,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * <p>Renewal: leases are renewed by the client while held (unless the options say a fixed lease);
  * {@link #renewLock(Object)} sets the calling thread's lease anew on the server for the options'
  * lease time ({@link Lease#extend}, owner and grant checked there), which is how a fixed lease is
- * kept longer, as {@code RedisLockRegistry} users renew theirs.
+ * kept longer, as {@code RedisLockRegistry} users renew theirs. With an owner id in the options it
+ * only checks that the lease is held (a re-entry would be a server acquisition).
  *
  * <p>Metrics: its keys are not a bounded set, so its locks have the {@code lock} tag {@code other}
  * (see {@link io.dlock.spring.LockNamePatterns}).
@@ -62,6 +63,11 @@ public final class DlockLockRegistry implements RenewableLockRegistry {
     if (!lock.isHeldByCurrentHolder()) {
       throw new IllegalStateException(
           "cannot renew lock '" + name + "': the current thread does not hold a valid lease");
+    }
+    if (options.ownerId().isPresent()) {
+      // With an owner id a re-entry goes to the server, and could take the lock anew if the
+      // grant lapsed there: only check, and let the client's renewal keep the lease.
+      return;
     }
     // A re-entry of this thread's grant (no round trip): extending it extends the grant, and
     // releasing it only takes back this extra hold.

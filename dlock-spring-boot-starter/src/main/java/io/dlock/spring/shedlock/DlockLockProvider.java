@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,15 +25,15 @@ import org.slf4j.LoggerFactory;
  * ownership checks.
  *
  * <p>ShedLock's semantics: one attempt, no waiting; not reentrant (every {@link #lock} is its own
- * grant, under a fresh owner id, so a second call from the same thread finds the lock held); the
- * lock lasts at most {@code lockAtMostFor} (a fixed lease, never renewed, so a crashed or stuck
- * holder frees it); {@code unlock()} before {@code lockAtLeastFor} has passed keeps the lock and
- * releases it when {@code lockAtLeastFor} ends; the server's lease is first shortened to end then
- * too (plus at most a second, so that the release always comes first), so that if this process dies
- * meanwhile the lock still frees at about {@code lockAtLeastFor}, not {@code lockAtMostFor}. {@link
- * SimpleLock#extend} sets the lease anew on the server ({@link Lease#extend}, owner and grant
- * checked there) and returns the lock with the new configuration; empty if the lease was lost or
- * the backend did not confirm.
+ * grant, so a second call from the same thread finds the lock held); the lock lasts at most {@code
+ * lockAtMostFor} (a fixed lease, never renewed, so a crashed or stuck holder frees it); {@code
+ * unlock()} before {@code lockAtLeastFor} has passed keeps the lock and releases it when {@code
+ * lockAtLeastFor} ends; the server's lease is first shortened to end then too (plus at most a
+ * second, so that the release always comes first), so that if this process dies meanwhile the lock
+ * still frees at about {@code lockAtLeastFor}, not {@code lockAtMostFor}. {@link SimpleLock#extend}
+ * sets the lease anew on the server ({@link Lease#extend}, owner and grant checked there) and
+ * returns the lock with the new configuration; empty if the lease was lost or the backend did not
+ * confirm.
  */
 public final class DlockLockProvider implements LockProvider, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(DlockLockProvider.class);
@@ -71,10 +70,11 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
               + ", but was "
               + atMost);
     }
-    LockOptions options =
-        LockOptions.defaults().withFixedLease(atMost).withOwnerId("shedlock:" + UUID.randomUUID());
+    // A grant of its own (not reentrant, also on the same thread), without an owner id: its lease
+    // is this lock's alone, so it can be extended and shortened and trusted like any other.
+    LockOptions options = LockOptions.defaults().withFixedLease(atMost);
     return acquirer
-        .tryAcquire(configuration.getName(), null, options)
+        .acquireOwnGrant(configuration.getName(), null, Duration.ZERO, options)
         .map(lease -> new DlockSimpleLock(lease, configuration));
   }
 
@@ -86,7 +86,10 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
     }
   }
 
-  /** How much longer than {@code lockAtLeastFor} the server keeps a lock unlocked early. */
+  /**
+   * How much longer than {@code lockAtLeastFor} the client trusts a lock unlocked early, so that
+   * its release at the end of {@code lockAtLeastFor} always comes while the lease is still trusted.
+   */
   private static final Duration RELEASE_SLACK = Duration.ofSeconds(1);
 
   private final class DlockSimpleLock implements SimpleLock {
@@ -114,7 +117,18 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
         return;
       }
       keepOnServerFor(keep, Duration.between(now, configuration.getLockAtMostUntil()));
-      delayedReleases.schedule(this::release, keep.toNanos(), TimeUnit.NANOSECONDS);
+      // Measured again after the extension's round trip, and never past the lease's trusted end:
+      // a lease that ends first (lockAtLeastFor within the margin of lockAtMostFor) is released
+      // just before, rather than reported lost.
+      long releaseIn =
+          Math.min(
+              Duration.between(ClockProvider.now(), configuration.getLockAtLeastUntil()).toNanos(),
+              lease.remaining().toNanos() - 10_000_000L);
+      if (releaseIn <= 0) {
+        release();
+      } else {
+        delayedReleases.schedule(this::release, releaseIn, TimeUnit.NANOSECONDS);
+      }
     }
 
     /**
@@ -122,9 +136,15 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
      * lockAtLeastFor} is this process's timer, which dies with it.
      */
     private void keepOnServerFor(Duration keep, Duration atMostLeft) {
-      Duration until = keep.plus(RELEASE_SLACK);
-      if (until.compareTo(atMostLeft) >= 0 || until.compareTo(LockOptions.MIN_LEASE) < 0) {
+      // The client trusts a lease of L for L - (1% of L + 2 ms): ask for enough that the trusted
+      // part covers keep and the slack.
+      long wanted = keep.plus(RELEASE_SLACK).toNanos() + 2_000_000L;
+      Duration until = Duration.ofNanos(wanted + wanted / 99 + 1);
+      if (until.compareTo(atMostLeft) >= 0) {
         return; // the lease ends by lockAtMostFor anyway, no later than this would
+      }
+      if (until.compareTo(LockOptions.MIN_LEASE) < 0) {
+        until = LockOptions.MIN_LEASE;
       }
       try {
         lease.extend(until);
