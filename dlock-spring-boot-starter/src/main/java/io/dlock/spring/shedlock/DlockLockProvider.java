@@ -60,22 +60,27 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
    */
   @Override
   public Optional<SimpleLock> lock(LockConfiguration configuration) {
-    Duration atMost = configuration.getLockAtMostFor();
-    if (atMost.compareTo(LockOptions.MIN_LEASE) < 0) {
-      throw new IllegalArgumentException(
-          "lockAtMostFor of '"
-              + configuration.getName()
-              + "' must be at least "
-              + LockOptions.MIN_LEASE
-              + ", but was "
-              + atMost);
-    }
+    Duration atMost = checkedAtMost(configuration.getName(), configuration.getLockAtMostFor());
     // A grant of its own (not reentrant, also on the same thread), without an owner id: its lease
     // is this lock's alone, so it can be extended and shortened and trusted like any other.
     LockOptions options = LockOptions.defaults().withFixedLease(atMost);
     return acquirer
         .acquireOwnGrant(configuration.getName(), null, Duration.ZERO, options)
         .map(lease -> new DlockSimpleLock(lease, configuration));
+  }
+
+  /** {@code atMost}, if a lease can be that long. */
+  private static Duration checkedAtMost(String name, Duration atMost) {
+    if (atMost.compareTo(LockOptions.MIN_LEASE) < 0) {
+      throw new IllegalArgumentException(
+          "lockAtMostFor of '"
+              + name
+              + "' must be at least "
+              + LockOptions.MIN_LEASE
+              + ", but was "
+              + atMost);
+    }
+    return atMost;
   }
 
   /** Releases the locks whose {@code lockAtLeastFor} has not ended yet, at once. */
@@ -165,15 +170,7 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
      */
     @Override
     public Optional<SimpleLock> extend(Duration lockAtMostFor, Duration lockAtLeastFor) {
-      if (lockAtMostFor.compareTo(LockOptions.MIN_LEASE) < 0) {
-        throw new IllegalArgumentException(
-            "lockAtMostFor of '"
-                + configuration.getName()
-                + "' must be at least "
-                + LockOptions.MIN_LEASE
-                + ", but was "
-                + lockAtMostFor);
-      }
+      checkedAtMost(configuration.getName(), lockAtMostFor);
       if (unlocked.get()) {
         throw new IllegalStateException(
             "lock '" + configuration.getName() + "' already unlocked or extended");
