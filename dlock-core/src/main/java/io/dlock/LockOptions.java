@@ -101,12 +101,22 @@ public final class LockOptions {
   }
 
   private static Duration checkLease(Duration leaseTime) {
-    Objects.requireNonNull(leaseTime, "leaseTime");
-    if (leaseTime.compareTo(MIN_LEASE) < 0 || leaseTime.compareTo(MAX_LEASE) > 0) {
+    return checkedLease("leaseTime", leaseTime);
+  }
+
+  /**
+   * {@code lease}, if a lease can be that long: from {@link #MIN_LEASE} to {@link #MAX_LEASE}.
+   *
+   * @param parameter the caller's name for it, in the message
+   * @throws IllegalArgumentException naming {@code parameter} and the range otherwise
+   */
+  public static Duration checkedLease(String parameter, Duration lease) {
+    Objects.requireNonNull(lease, parameter);
+    if (lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(MAX_LEASE) > 0) {
       throw new IllegalArgumentException(
-          "leaseTime must be from " + MIN_LEASE + " to " + MAX_LEASE + ", but was " + leaseTime);
+          parameter + " must be from " + MIN_LEASE + " to " + MAX_LEASE + ", but was " + lease);
     }
-    return leaseTime;
+    return lease;
   }
 
   @Override

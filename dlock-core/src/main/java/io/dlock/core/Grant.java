@@ -20,10 +20,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One grant of a lock by the backend: its owner token, fencing token, validity and the open leases
- * (holds) that share it. State changes happen under a small lock that never covers I/O.
+ * One grant of a lock by the backend: its owner token, fencing token, state, lost-lease listeners
+ * and the open leases (holds) that share it; its lease's timing is {@link LeaseTerm}'s. State
+ * changes happen under a small lock (this object's monitor, shared with {@link LeaseTerm}) that
+ * never covers I/O.
  */
-final class Grant {
+final class Grant extends LeaseTerm {
   private static final Logger log = LoggerFactory.getLogger(Grant.class);
 
   private final CoreLockClient client;
@@ -64,23 +66,6 @@ final class Grant {
   private boolean lossReported;
 
   private volatile LeaseState state = LeaseState.VALID;
-  private volatile long validUntilNanos;
-  private volatile long nextRenewalNanos;
-
-  /**
-   * Null until the holder {@linkplain io.dlock.Lease#extend extends} the lease or a request's
-   * answer never comes; then the lease length now asked for and the longest length the client may
-   * trust. One reference rather than two longs: most grants never need it.
-   */
-  private volatile @Nullable LeaseLength length;
-
-  /**
-   * A grant's lease length after an extension, and a cap on the length the client trusts: a renewal
-   * or extension whose answer never came may still reach the server later and set the lease to its
-   * length then, so a later, longer lease is trusted only for the shortest such length (for the
-   * rest of the grant).
-   */
-  private record LeaseLength(long leaseNanos, long trustCapNanos) {}
 
   Grant(
       CoreLockClient client,
@@ -97,7 +82,17 @@ final class Grant {
     this.ownerLow = bits == null ? 0 : bits[1];
     this.fencingToken = fencingToken;
     this.options = options;
-    confirmed(requestSentAtNanos);
+    renewed(requestSentAtNanos, options.leaseTime().toNanos());
+  }
+
+  @Override
+  Duration optionsLeaseTime() {
+    return options.leaseTime();
+  }
+
+  @Override
+  boolean sharedByOtherHolders() {
+    return holdCountOnServer();
   }
 
   String lockName() {
@@ -118,12 +113,7 @@ final class Grant {
 
   /** This grant's lease to renew, with the length asked for now. */
   HeldLease heldLease() {
-    LeaseLength l = length;
-    return new HeldLease(
-        key.lockName(),
-        owner(),
-        fencingToken,
-        l == null ? options.leaseTime() : Duration.ofNanos(l.leaseNanos()));
+    return new HeldLease(key.lockName(), owner(), fencingToken, leaseTime());
   }
 
   /** This grant's lease with another length: an extension. */
@@ -182,12 +172,7 @@ final class Grant {
         return null;
       }
       LeaseHandle handle = open();
-      // The server extended the lease by the acquisition's length, never shortening it.
-      long trusted = trustedNanos(options.leaseTime().toNanos());
-      long end = requestSentAtNanos + trusted - safetyMarginNanos(trusted);
-      if (end - validUntilNanos > 0) {
-        validUntilNanos = end;
-      }
+      confirmedCountedHold(requestSentAtNanos);
       return handle;
     }
   }
@@ -205,7 +190,7 @@ final class Grant {
   }
 
   boolean isValid() {
-    return state == LeaseState.VALID && validUntilNanos - client.clock().nanoTime() > 0;
+    return state == LeaseState.VALID && validUntilNanos() - client.clock().nanoTime() > 0;
   }
 
   /**
@@ -220,134 +205,19 @@ final class Grant {
   LeaseState state() {
     LeaseState s = state;
     if ((s == LeaseState.VALID || s == LeaseState.UNCERTAIN)
-        && validUntilNanos - client.clock().nanoTime() <= 0) {
+        && validUntilNanos() - client.clock().nanoTime() <= 0) {
       return LeaseState.LOST;
     }
     return s;
   }
 
   Duration remaining() {
-    long left = validUntilNanos - client.clock().nanoTime();
+    long left = validUntilNanos() - client.clock().nanoTime();
     return state == LeaseState.VALID && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
   }
 
   boolean autoRenew() {
     return options.autoRenew();
-  }
-
-  long validUntilNanos() {
-    return validUntilNanos;
-  }
-
-  long nextRenewalNanos() {
-    return nextRenewalNanos;
-  }
-
-  /** The lease length asked for now: the options', or the last extension's. */
-  long leaseNanos() {
-    LeaseLength l = length;
-    return l == null ? options.leaseTime().toNanos() : l.leaseNanos();
-  }
-
-  /** The lease now, as a duration for messages. */
-  Duration leaseTime() {
-    LeaseLength l = length;
-    return l == null ? options.leaseTime() : Duration.ofNanos(l.leaseNanos());
-  }
-
-  /** The length the client trusts of a lease of {@code sentNanos}: see {@link LeaseLength}. */
-  private long trustedNanos(long sentNanos) {
-    LeaseLength l = length;
-    return l == null ? sentNanos : Math.min(sentNanos, l.trustCapNanos());
-  }
-
-  /** The grant's first lease, granted for a request sent at {@code sentAtNanos}. */
-  private void confirmed(long sentAtNanos) {
-    renewed(sentAtNanos, options.leaseTime().toNanos());
-  }
-
-  /**
-   * The backend set the lease to {@code sentNanos} for a request sent at {@code sentAtNanos}: the
-   * server set its expiry after that instant, so counting from the send time errs on the safe side.
-   * Renewals and extensions of one grant never overlap (both run on the renewal thread), so the
-   * last one confirmed is the one the server applied last.
-   */
-  void renewed(long sentAtNanos, long sentNanos) {
-    synchronized (this) { // against openCounted on a caller's thread: no I/O under this lock
-      long trusted = trustedNanos(sentNanos);
-      validUntilNanos = sentAtNanos + trusted - safetyMarginNanos(trusted);
-      nextRenewalNanos = sentAtNanos + trusted / 3;
-    }
-  }
-
-  /**
-   * An extension to {@code leaseNanos} was confirmed: later renewals ask for that length.
-   *
-   * <p>With an owner id, holds of other clients and threads share the server's lock: another hold's
-   * renewal or re-entry asks for the options' length and may land after this extension (setting
-   * that length), and a re-entry racing a shorter extension may land before it. So such a grant is
-   * trusted for no longer than the shorter of the options' length and this one.
-   */
-  void extended(long sentAtNanos, long leaseNanos) {
-    synchronized (this) {
-      LeaseLength l = length;
-      long cap = l == null ? Long.MAX_VALUE : l.trustCapNanos();
-      if (holdCountOnServer()) {
-        cap = Math.min(cap, Math.min(options.leaseTime().toNanos(), leaseNanos));
-      }
-      length = new LeaseLength(leaseNanos, cap);
-      renewed(sentAtNanos, leaseNanos);
-    }
-  }
-
-  /** The length the client trusts of the lease asked for now. */
-  long trustedLeaseNanos() {
-    return trustedNanos(leaseNanos());
-  }
-
-  /**
-   * A request to set the lease to {@code sentNanos}, sent at {@code sentAtNanos}, got no answer: it
-   * may have been applied, or may be applied later. From now on the client trusts no lease longer
-   * than that, and not this one past its end should it have shortened it.
-   */
-  void unanswered(long sentAtNanos, long sentNanos) {
-    synchronized (this) {
-      LeaseLength l = length;
-      long asked = l == null ? options.leaseTime().toNanos() : l.leaseNanos();
-      long cap = l == null ? sentNanos : Math.min(l.trustCapNanos(), sentNanos);
-      length = new LeaseLength(asked, cap);
-      long end = sentAtNanos + sentNanos - safetyMarginNanos(sentNanos);
-      if (end - validUntilNanos < 0) {
-        validUntilNanos = end;
-      }
-      long renewBy = sentAtNanos + cap / 3;
-      if (renewBy - nextRenewalNanos < 0) {
-        nextRenewalNanos = renewBy;
-      }
-    }
-  }
-
-  /**
-   * How much earlier than the lease's nominal end the client stops trusting it: 1% of the lease for
-   * clock-rate drift between client and server (as Redlock assumes), plus 2 ms for the server's
-   * millisecond expiry resolution.
-   */
-  static long safetyMarginNanos(long leaseNanos) {
-    return leaseNanos / 100 + 2_000_000L;
-  }
-
-  /**
-   * A renewal of {@code sentNanos} sent at {@code sentAtNanos} did not get through; try again soon,
-   * well before the lease runs out.
-   */
-  void renewalFailed(long sentAtNanos, long sentNanos, long nowNanos) {
-    synchronized (this) {
-      // It may still land later (a pooled connection, a resent script, a slow Redlock master),
-      // and set its length then: whatever the grant is extended to later is capped by it.
-      unanswered(sentAtNanos, sentNanos);
-      long trusted = trustedNanos(leaseNanos());
-      nextRenewalNanos = nowNanos + Math.max(trusted / 10, 10_000_000L);
-    }
   }
 
   /**
@@ -457,7 +327,7 @@ final class Grant {
   boolean release(LeaseHandle handle) {
     LeaseState now = state;
     if ((now == LeaseState.VALID || now == LeaseState.UNCERTAIN)
-        && validUntilNanos - client.clock().nanoTime() <= 0) {
+        && validUntilNanos() - client.clock().nanoTime() <= 0) {
       // The lease ran out before this release (a pause, a renewal that did not get through): it
       // is lost, whether or not the renewal tick got there first. Saying so now tells the holder
       // at once, and the release below only cleans up without waiting for the server.

@@ -4,7 +4,9 @@ import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LeaseState;
 import io.dlock.LockLostException;
+import io.dlock.LockOptions;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
@@ -77,7 +79,7 @@ final class LeaseHandle implements Lease {
               + "' (fencing token "
               + fencingToken()
               + ") is "
-              + grant.state().name().toLowerCase(java.util.Locale.ROOT));
+              + grant.state().name().toLowerCase(Locale.ROOT));
     }
   }
 
@@ -88,17 +90,7 @@ final class LeaseHandle implements Lease {
 
   @Override
   public void extend(Duration lease) {
-    java.util.Objects.requireNonNull(lease, "lease");
-    if (lease.compareTo(io.dlock.LockOptions.MIN_LEASE) < 0
-        || lease.compareTo(io.dlock.LockOptions.MAX_LEASE) > 0) {
-      throw new IllegalArgumentException(
-          "lease must be from "
-              + io.dlock.LockOptions.MIN_LEASE
-              + " to "
-              + io.dlock.LockOptions.MAX_LEASE
-              + ", but was "
-              + lease);
-    }
+    LockOptions.checkedLease("lease", lease);
     if (isReleased()) {
       throw new IllegalStateException(
           "Cannot extend the lease of lock '" + lockName() + "': it was released by its holder");

@@ -13,13 +13,18 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -152,14 +157,10 @@ final class LeaseRenewer {
     // failure (a timeout, a node down) reaches no lease of another length.
     Map<Long, List<Grant>> byLength = new HashMap<>();
     Set<Long> lengthsDue = new HashSet<>();
-    long earliestEnd = Long.MAX_VALUE;
+    long earliestEnd = earliestEnd(now);
     for (Grant grant : grants) {
       if (grant.hasEnded()) {
         continue; // lost, and not yet released by its holder: never renewed again
-      }
-      long end = grant.validUntilNanos();
-      if (end - now > 0 && (earliestEnd == Long.MAX_VALUE || end - earliestEnd < 0)) {
-        earliestEnd = end;
       }
       if (grant.validUntilNanos() - now <= 0) {
         if (grant.autoRenew()) {
@@ -296,9 +297,9 @@ final class LeaseRenewer {
           return true;
         } catch (InterruptedException e) {
           interrupted = true;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           return true;
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
           return false;
         }
       }
@@ -313,7 +314,7 @@ final class LeaseRenewer {
   private static void outcome(CompletableFuture<Void> done) {
     try {
       done.join();
-    } catch (java.util.concurrent.CompletionException e) {
+    } catch (CompletionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof RuntimeException runtime) {
         throw runtime;
@@ -339,8 +340,7 @@ final class LeaseRenewer {
     final Grant grant;
     final long leaseNanos;
     final CompletableFuture<Void> done = new CompletableFuture<>();
-    private final java.util.concurrent.atomic.AtomicInteger state =
-        new java.util.concurrent.atomic.AtomicInteger(QUEUED);
+    private final AtomicInteger state = new AtomicInteger(QUEUED);
 
     Extension(Grant grant, long leaseNanos) {
       this.grant = grant;
@@ -422,7 +422,7 @@ final class LeaseRenewer {
             + "' (fencing token "
             + grant.fencingToken()
             + "): it is "
-            + grant.state().name().toLowerCase(java.util.Locale.ROOT));
+            + grant.state().name().toLowerCase(Locale.ROOT));
   }
 
   /** The earliest lease end among the grants that have not ended, or Long.MAX_VALUE. */
