@@ -34,25 +34,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
     if (uri.startsWith("redlock://") || uri.startsWith("redlocks://")) {
       return connectRedlock(uri, properties);
     }
-    RedisLockSettings settings = RedisLockSettings.of(uri);
-    String prefix = properties.get("keyPrefix");
-    if (prefix != null) {
-      settings = settings.withKeyPrefix(prefix);
-    }
-    String timeout = properties.get("commandTimeout");
-    if (timeout != null) {
-      settings = settings.withCommandTimeout(UriParameters.isoDuration("commandTimeout", timeout));
-    }
-    String password = properties.get("password");
-    if (password != null) {
-      settings = settings.withCredentials(properties.get("username"), password.toCharArray());
-    }
-    String counters = properties.get("fencingCounters");
-    if (counters != null) {
-      settings =
-          settings.withFencingCounters(
-              UriParameters.intIn("fencingCounters", counters, 1, RedisKeys.SLOTS));
-    }
+    RedisLockSettings settings = RedisLockSettings.of(uri).withProperties(properties);
     return RedisLockBackend.connect(settings);
   }
 

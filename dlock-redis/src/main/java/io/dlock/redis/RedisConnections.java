@@ -60,7 +60,11 @@ final class RedisConnections {
       return openCluster(settings);
     }
     RedisURI redisUri = parse(settings, uri);
-    RedisClient client = RedisClient.create(redisUri);
+    RedisClient client =
+        settings
+            .clientResources()
+            .map(resources -> RedisClient.create(resources, redisUri))
+            .orElseGet(() -> RedisClient.create(redisUri));
     client.setOptions(
         ClientOptions.builder()
             .autoReconnect(true)
@@ -104,7 +108,11 @@ final class RedisConnections {
       throw new IllegalArgumentException(
           "uri must name at least one cluster node: redis-cluster://host:port[,host:port...]");
     }
-    RedisClusterClient client = RedisClusterClient.create(seeds);
+    RedisClusterClient client =
+        settings
+            .clientResources()
+            .map(resources -> RedisClusterClient.create(resources, seeds))
+            .orElseGet(() -> RedisClusterClient.create(seeds));
     client.setOptions(
         ClusterClientOptions.builder()
             .autoReconnect(true)

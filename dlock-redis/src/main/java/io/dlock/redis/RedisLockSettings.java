@@ -2,7 +2,9 @@ package io.dlock.redis;
 
 import io.dlock.LockClients;
 import io.dlock.spi.UriParameters;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -42,6 +44,7 @@ public final class RedisLockSettings {
   private final int replicasToAcknowledge;
   private final Duration replicaTimeout;
   private final int fencingCounters;
+  private final @Nullable ClientResources clientResources;
 
   private RedisLockSettings(Copy c) {
     this.uri = c.uri;
@@ -52,6 +55,7 @@ public final class RedisLockSettings {
     this.replicasToAcknowledge = c.replicasToAcknowledge;
     this.replicaTimeout = c.replicaTimeout;
     this.fencingCounters = c.fencingCounters;
+    this.clientResources = c.clientResources;
   }
 
   /** The mutable copy every {@code with...} changes one field of before building a new value. */
@@ -64,6 +68,7 @@ public final class RedisLockSettings {
     int replicasToAcknowledge;
     Duration replicaTimeout = Duration.ZERO;
     int fencingCounters = DEFAULT_FENCING_COUNTERS;
+    @Nullable ClientResources clientResources;
 
     Copy(String uri) {
       this.uri = uri;
@@ -78,6 +83,7 @@ public final class RedisLockSettings {
       replicasToAcknowledge = s.replicasToAcknowledge;
       replicaTimeout = s.replicaTimeout;
       fencingCounters = s.fencingCounters;
+      clientResources = s.clientResources;
     }
   }
 
@@ -204,6 +210,58 @@ public final class RedisLockSettings {
     Copy c = new Copy(this);
     c.fencingCounters = fencingCounters;
     return new RedisLockSettings(c);
+  }
+
+  /**
+   * The same settings, but the client runs on these Lettuce resources (event loops, timers, DNS
+   * resolver) instead of its own: an application that already runs Lettuce then starts no second
+   * set of threads. dlock still opens its own two connections, with its own client options: it
+   * rejects commands while disconnected rather than queueing them, so that no script runs later
+   * than its request memory covers. It never shuts the resources down: their owner does, after
+   * closing the lock client.
+   *
+   * @param clientResources resources that stay open while the lock client is
+   */
+  public RedisLockSettings withClientResources(ClientResources clientResources) {
+    Objects.requireNonNull(clientResources, "clientResources");
+    Copy c = new Copy(this);
+    c.clientResources = clientResources;
+    return new RedisLockSettings(c);
+  }
+
+  /**
+   * The same settings with the backend properties of {@link LockClients#connect} applied: {@code
+   * keyPrefix}, {@code commandTimeout} (an ISO-8601 duration such as {@code PT2S}), {@code
+   * username} with {@code password}, and {@code fencingCounters}. Others are ignored.
+   *
+   * @throws IllegalArgumentException naming the property whose value is malformed or out of range
+   */
+  public RedisLockSettings withProperties(Map<String, String> properties) {
+    RedisLockSettings settings = this;
+    String prefix = properties.get("keyPrefix");
+    if (prefix != null) {
+      settings = settings.withKeyPrefix(prefix);
+    }
+    String timeout = properties.get("commandTimeout");
+    if (timeout != null) {
+      settings = settings.withCommandTimeout(UriParameters.isoDuration("commandTimeout", timeout));
+    }
+    String password = properties.get("password");
+    if (password != null) {
+      settings = settings.withCredentials(properties.get("username"), password.toCharArray());
+    }
+    String counters = properties.get("fencingCounters");
+    if (counters != null) {
+      settings =
+          settings.withFencingCounters(
+              UriParameters.intIn("fencingCounters", counters, 1, RedisKeys.SLOTS));
+    }
+    return settings;
+  }
+
+  /** The resources to run on, if shared with the application. */
+  Optional<ClientResources> clientResources() {
+    return Optional.ofNullable(clientResources);
   }
 
   /** How many fencing counters the locks under the key prefix share. */

@@ -1,14 +1,22 @@
 package io.dlock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.dlock.Lease;
 import io.dlock.LockClient;
+import io.dlock.redis.RedisLockSettings;
 import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
 import io.dlock.testkit.TestTiming;
+import io.lettuce.core.event.connection.ConnectedEvent;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,16 +30,21 @@ import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisSocketConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * The client built over beans the application already has: its {@code DataSource} (H2 in memory,
- * lease rows) and its {@code CuratorFramework} (a real ZooKeeper server in this JVM); and {@code
- * dlock.backend} winning over both.
+ * lease rows), its {@code CuratorFramework} (a real ZooKeeper server in this JVM) and its Spring
+ * Data {@code LettuceConnectionFactory} (a real Redis server); and {@code dlock.backend} winning
+ * over them.
  */
 class ExistingBeanBackendsTest {
   private final ApplicationContextRunner runner =
@@ -76,6 +89,67 @@ class ExistingBeanBackendsTest {
                 assertNoLostUpdates(context);
               });
     }
+  }
+
+  @Test
+  void overTheApplicationsLettuceConnectionFactory() {
+    URI server = URI.create(TestRedis.uri());
+    List<ConnectedEvent> connected = new CopyOnWriteArrayList<>();
+    runner
+        .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class))
+        // The application's own Lettuce resources, watched from before any connection is made.
+        .withBean(
+            ClientResources.class,
+            () -> {
+              ClientResources resources = DefaultClientResources.create();
+              resources
+                  .eventBus()
+                  .get()
+                  .filter(ConnectedEvent.class::isInstance)
+                  .cast(ConnectedEvent.class)
+                  .subscribe(connected::add);
+              return resources;
+            },
+            definition -> definition.setDestroyMethodName("shutdown"))
+        .withPropertyValues(
+            "spring.data.redis.host=" + server.getHost(),
+            "spring.data.redis.port=" + server.getPort(),
+            "spring.data.redis.database=5")
+        .run(
+            context -> {
+              LockClient locks = context.getBean(LockClient.class);
+              assertThat(locks.backendName()).isEqualTo("redis");
+              // dlock's two connections run on the application's resources; the factory itself
+              // connects only on first use, which has not come yet.
+              await()
+                  .atMost(TestTiming.scaled(Duration.ofSeconds(10)))
+                  .untilAsserted(() -> assertThat(connected).hasSize(2));
+              assertNoLostUpdates(context);
+
+              // The same server and database as the application's template sees.
+              StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+              String name = "factory-" + UUID.randomUUID();
+              String key = RedisLockSettings.DEFAULT_KEY_PREFIX + "{" + name + "}";
+              try (Lease lease = locks.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertThat(template.hasKey(key)).isTrue();
+              }
+              assertThat(template.hasKey(key)).isFalse();
+            });
+  }
+
+  @Test
+  void aConnectionFactoryThatCannotBeFollowedFailsTheStartUp() {
+    runner
+        .withBean(
+            LettuceConnectionFactory.class,
+            () -> new LettuceConnectionFactory(new RedisSocketConfiguration("/tmp/redis.sock")))
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("connects through a Unix socket")
+                    .hasMessageContaining("dlock.backend"));
   }
 
   @Test

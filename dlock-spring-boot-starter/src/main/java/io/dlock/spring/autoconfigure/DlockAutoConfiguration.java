@@ -42,15 +42,18 @@ import org.springframework.integration.support.locks.LockRegistry;
  *
  * <p>The client comes from, in order: a {@link LockClient} bean of the application; {@code
  * dlock.backend} through {@link LockClients#connect} (the command line's call, so URIs mean the
- * same in both); otherwise the start-up fails with a message saying what to set. A client the
- * starter makes reports to the {@link io.dlock.LockEventListener} beans (the metrics); one of the
- * application gets them only if the application sets them in its options.
+ * same in both); the application's single {@code CuratorFramework}, Spring Data {@code
+ * LettuceConnectionFactory} or {@code DataSource} bean, in that order, when the matching backend
+ * module is on the class path; otherwise the start-up fails with a message saying what to set. A
+ * client the starter makes reports to the {@link io.dlock.LockEventListener} beans (the metrics);
+ * one of the application gets them only if the application sets them in its options.
  *
  * <p>After the meter registries' auto-configuration, so that the metrics see the registry.
  */
 @AutoConfiguration(
     afterName = {
       "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+      "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
       "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
       "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
     })
@@ -59,6 +62,7 @@ import org.springframework.integration.support.locks.LockRegistry;
 @Import({
   LockClientConfigurations.UriClient.class,
   LockClientConfigurations.CuratorClient.class,
+  LockClientConfigurations.RedisConnectionFactoryClient.class,
   LockClientConfigurations.DataSourceClient.class,
   LockClientConfigurations.NoBackend.class,
   DlockAutoConfiguration.MicrometerConfiguration.class,

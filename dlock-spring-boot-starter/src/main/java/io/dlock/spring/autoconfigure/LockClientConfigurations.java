@@ -6,6 +6,7 @@ import io.dlock.LockClients;
 import io.dlock.LockEventListener;
 import io.dlock.jdbc.JdbcLockSettings;
 import io.dlock.jdbc.JdbcLocks;
+import io.dlock.redis.RedisLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
@@ -16,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * The ways to get a {@link LockClient}, imported by {@link DlockAutoConfiguration} in this order;
@@ -67,6 +69,27 @@ abstract class LockClientConfigurations {
     }
   }
 
+  /**
+   * A client on the Redis server of the application's {@link LettuceConnectionFactory}
+   * (dlock-redis): same server, database, credentials and TLS, on the factory's Lettuce resources,
+   * with dlock's own two connections ({@link RedisConnectionFactorySettings} says why).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({RedisLocks.class, LettuceConnectionFactory.class})
+  @ConditionalOnSingleCandidate(LettuceConnectionFactory.class)
+  static class RedisConnectionFactoryClient {
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    LockClient dlockLockClient(
+        LettuceConnectionFactory connectionFactory,
+        DlockProperties properties,
+        ObjectProvider<LockEventListener> listeners) {
+      return RedisLocks.newClient(
+          RedisConnectionFactorySettings.of(connectionFactory, properties.getBackendProperties()),
+          options(properties, listeners));
+    }
+  }
+
   /** A client over the application's {@link DataSource}: lease rows (dlock-jdbc). */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({JdbcLocks.class, DataSource.class})
@@ -99,8 +122,10 @@ abstract class LockClientConfigurations {
     LockClient dlockMissingBackend() {
       throw new IllegalStateException(
           "dlock has no backend: set dlock.backend (redis://host:6379, zk://host:2181/root,"
-              + " jdbc:...) with the backend module on the class path, or define a LockClient"
-              + " bean; dlock.enabled=false switches the starter off");
+              + " jdbc:...) with the backend module on the class path, give the application a"
+              + " CuratorFramework, LettuceConnectionFactory or DataSource bean with the matching"
+              + " module, or define a LockClient bean; dlock.enabled=false switches the starter"
+              + " off");
     }
   }
 }
