@@ -99,9 +99,7 @@ public final class LockAcquirer {
    */
   public Optional<Lease> acquireOwnGrant(
       String pattern, @Nullable String key, Duration wait, LockOptions options) {
-    // An asynchronous acquisition is never reentrant by thread: each is its own grant.
-    CompletableFuture<Lease> grant =
-        client.lock(names.lockName(pattern, key), options).acquireAsync(wait);
+    CompletableFuture<Lease> grant = acquireAsync(pattern, key, wait, options);
     try {
       return Optional.of(grant.get());
     } catch (InterruptedException e) {
@@ -119,5 +117,16 @@ public final class LockAcquirer {
       }
       throw new IllegalStateException(cause);
     }
+  }
+
+  /**
+   * Acquires the lock of {@code pattern} and {@code key} asynchronously, as a grant of its own (an
+   * asynchronous acquisition is never reentrant by thread), waiting at most {@code wait}. The
+   * future fails with the exceptions of {@link DistributedLock#acquire}; cancelling it leaves
+   * nothing held.
+   */
+  public CompletableFuture<Lease> acquireAsync(
+      String pattern, @Nullable String key, Duration wait, LockOptions options) {
+    return client.lock(names.lockName(pattern, key), options).acquireAsync(wait);
   }
 }

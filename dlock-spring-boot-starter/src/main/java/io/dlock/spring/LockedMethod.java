@@ -6,6 +6,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -29,6 +30,7 @@ final class LockedMethod {
   private final @Nullable Method fallback;
   private final int fencingTokenIndex;
   private final Method method;
+  private final LockedResult result;
   private final ParameterNameDiscoverer parameterNames;
   private final @Nullable BeanResolver beanResolver;
 
@@ -57,6 +59,7 @@ final class LockedMethod {
     this.fallback = fallback;
     this.fencingTokenIndex = fencingTokenIndex;
     this.method = method;
+    this.result = LockedResult.of(method.getReturnType());
     this.parameterNames = parameterNames;
     this.beanResolver = beanResolver;
   }
@@ -86,6 +89,11 @@ final class LockedMethod {
   /** How long the lock is held at least from its acquisition; zero: released when done. */
   Duration holdAtLeast() {
     return holdAtLeast;
+  }
+
+  /** What the method returns, which decides how long the lock is held. */
+  LockedResult result() {
+    return result;
   }
 
   int fencingTokenIndex() {
@@ -142,7 +150,7 @@ final class LockedMethod {
       throws Throwable {
     switch (onFailure) {
       case SKIP:
-        return skippedValue(method.getReturnType());
+        return skippedValue(result, method.getReturnType());
       case FALLBACK:
         Method fb = fallback;
         if (fb == null || target == null) {
@@ -164,7 +172,13 @@ final class LockedMethod {
     }
   }
 
-  private static @Nullable Object skippedValue(Class<?> type) {
+  private static @Nullable Object skippedValue(LockedResult result, Class<?> type) {
+    if (result == LockedResult.COMPLETION_STAGE) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (result == LockedResult.MONO || result == LockedResult.FLUX) {
+      return ReactiveLockedCalls.empty(result);
+    }
     if (type == Optional.class) {
       return Optional.empty();
     }

@@ -5,10 +5,8 @@ import io.dlock.Lease;
 import io.dlock.LockException;
 import io.dlock.LockLostException;
 import io.dlock.LockTimeoutException;
-import io.dlock.spi.DriverThreads;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -33,6 +31,12 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>With {@link Locked#holdAtLeast()}, a release that comes sooner than that after the acquisition
  * is delayed until then (on a timer; the lease is renewed meanwhile). With {@link
  * OnLeaseLost#INTERRUPT}, a loss while the method runs interrupts its thread.
+ *
+ * <p>A method returning a {@code CompletableFuture} or {@code CompletionStage} takes its lock on
+ * the calling thread as any other does, and holds it until the returned stage completes; the caller
+ * gets a stage that completes after the release. A method returning a Reactor {@code Mono} or
+ * {@code Flux} is left to {@link ReactiveLockedCalls}: the lock is taken without blocking at each
+ * subscription. Neither waits for a surrounding transaction: the work outlives the call.
  */
 public final class LockedMethodInterceptor implements MethodInterceptor {
   private static final Logger log = LoggerFactory.getLogger(LockedMethodInterceptor.class);
@@ -64,6 +68,9 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     LockedMethod method = methods.get(invocation.getMethod(), targetClass);
     Object[] args = invocation.getArguments();
     String key = method.key(args, target);
+    if (method.result() == LockedResult.MONO || method.result() == LockedResult.FLUX) {
+      return ReactiveLockedCalls.call(method, key, invocation, acquirer.get());
+    }
     Lease lease;
     long acquiredAt;
     try {
@@ -71,6 +78,9 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
       acquiredAt = System.nanoTime();
     } catch (LockTimeoutException | BackendUnavailableException e) {
       log.debug("{}: lock not acquired: {}", method.description(), e.getMessage());
+      if (method.result() == LockedResult.COMPLETION_STAGE) {
+        return failedStage(method, args, target, e);
+      }
       return method.onFailure(args, target, e);
     }
     if (method.fencingTokenIndex() >= 0) {
@@ -95,16 +105,13 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     if (interrupt != null) {
       interrupt.methodReturned();
     }
+    if (method.result() == LockedResult.COMPLETION_STAGE && result != null) {
+      // Held until the work the method started is done, not only until it returned.
+      return LockedReleases.afterCompletion((CompletionStage<?>) result, lease, method, acquiredAt);
+    }
     boolean deferred = releaseOrDefer(lease, method, acquiredAt);
-    if (!lease.isValid() && lease.state() != io.dlock.LeaseState.RELEASED) {
-      String message =
-          "the lease of lock '"
-              + lease.lockName()
-              + "' (fencing token "
-              + lease.fencingToken()
-              + ") was lost while "
-              + method.description()
-              + " ran";
+    if (LockedReleases.wasLost(lease)) {
+      String message = LockedReleases.lostMessage(lease, method);
       if (deferred) {
         throw new LockLostException(message + "; the transaction is rolled back");
       }
@@ -114,13 +121,27 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
   }
 
   /**
-   * The method's lock. With {@link Locked#holdAtLeast()}, a grant of this call's own: its hold
-   * outlives the method, and the next call on the same thread (a scheduler's next run) must find
-   * the lock held, not re-enter it. ShedLock's locks are not reentrant either.
+   * What a method returning a future answers when its lock was not acquired: its failure in the
+   * future, where a caller of such a method looks for it, or the skip or fallback value.
+   */
+  private static @Nullable Object failedStage(
+      LockedMethod method, Object[] args, @Nullable Object target, LockException failure) {
+    try {
+      return method.onFailure(args, target, failure);
+    } catch (Throwable t) {
+      return CompletableFuture.failedFuture(t);
+    }
+  }
+
+  /**
+   * The method's lock. With {@link Locked#holdAtLeast()}, or for a method returning a future, a
+   * grant of this call's own: its hold outlives the method, and the next call on the same thread (a
+   * scheduler's next run, or the next request on a pooled thread while the first future still runs)
+   * must find the lock held, not re-enter it. ShedLock's locks are not reentrant either.
    */
   private Lease acquire(LockedMethod method, @Nullable String key) {
     LockAcquirer locks = acquirer.get();
-    if (method.holdAtLeast().isZero()) {
+    if (method.holdAtLeast().isZero() && !method.result().isAsync()) {
       return locks.acquire(method.name(), key, method.waitTime(), method.options());
     }
     return locks
@@ -143,39 +164,8 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
           new ReleaseAfterCompletion(lease, method, acquiredAt));
       return true;
     }
-    releaseWhenDue(lease, method, acquiredAt);
+    LockedReleases.releaseWhenDue(lease, method, acquiredAt);
     return false;
-  }
-
-  /** Releases now, or once {@link Locked#holdAtLeast()} has passed since the acquisition. */
-  private static void releaseWhenDue(Lease lease, LockedMethod method, long acquiredAt) {
-    long left = method.holdAtLeast().toNanos() - (System.nanoTime() - acquiredAt);
-    if (left <= 0) {
-      release(lease, method.description());
-      return;
-    }
-    try {
-      HeldReleases.TIMER.schedule(
-          () -> release(lease, method.description()), left, TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException e) {
-      release(lease, method.description()); // the JVM is shutting down: release now
-    }
-  }
-
-  /**
-   * The timer of releases delayed by {@link Locked#holdAtLeast()}: one daemon thread, made once.
-   */
-  private static final class HeldReleases {
-    static final ScheduledExecutorService TIMER = DriverThreads.timer("dlock-locked-hold-release");
-  }
-
-  private static void release(Lease lease, String description) {
-    try {
-      lease.release();
-    } catch (LockException e) {
-      // The method's work is done; the lock expires on the server after its lease.
-      log.warn("{}: release of lock '{}' failed: {}", description, lease.lockName(), e.toString());
-    }
   }
 
   /** Releases a lease once the transaction it was taken in has committed or rolled back. */
@@ -192,7 +182,7 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
 
     @Override
     public void afterCompletion(int status) {
-      releaseWhenDue(lease, method, acquiredAt);
+      LockedReleases.releaseWhenDue(lease, method, acquiredAt);
     }
   }
 }

@@ -141,6 +141,15 @@ public final class LockedMethods {
     } else if (holdAtLeast.isNegative()) {
       throw new IllegalStateException(where + "holdAtLeast must be >= 0, but was " + holdAtLeast);
     }
+    if (annotation.onLeaseLost() == OnLeaseLost.INTERRUPT
+        && LockedResult.of(specific.getReturnType()) == LockedResult.COMPLETION_STAGE) {
+      throw new IllegalStateException(
+          where
+              + "onLeaseLost = INTERRUPT needs the method's work to run on the calling thread,"
+              + " but it returns a "
+              + specific.getReturnType().getSimpleName()
+              + " (return a Mono or Flux to have a lost lease cancel the work)");
+    }
     Method fallback = fallback(annotation, specific, targetClass, where);
     int fencingIndex = fencingTokenIndex(specific, where);
     return Optional.of(

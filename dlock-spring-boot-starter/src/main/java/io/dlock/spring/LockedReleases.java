@@ -1,0 +1,106 @@
+package io.dlock.spring;
+
+import io.dlock.Lease;
+import io.dlock.LeaseState;
+import io.dlock.LockException;
+import io.dlock.spi.DriverThreads;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The end of a {@link Locked} method's hold, whatever it returns: the release (now, or once {@link
+ * Locked#holdAtLeast()} has passed), and the warning when the lease was lost meanwhile. A release
+ * that fails is logged, never thrown at a caller whose work is done: the lock then expires on the
+ * server after its lease.
+ */
+final class LockedReleases {
+  private static final Logger log = LoggerFactory.getLogger(LockedReleases.class);
+
+  private LockedReleases() {}
+
+  /** Releases now, or once {@link Locked#holdAtLeast()} has passed since the acquisition. */
+  static void releaseWhenDue(Lease lease, LockedMethod method, long acquiredAt) {
+    long left = method.holdAtLeast().toNanos() - (System.nanoTime() - acquiredAt);
+    if (left <= 0) {
+      release(lease, method.description());
+      return;
+    }
+    try {
+      Threads.TIMER.schedule(
+          () -> release(lease, method.description()), left, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      release(lease, method.description()); // the JVM is shutting down: release now
+    }
+  }
+
+  /**
+   * A stage that completes as {@code result} does, once the lease is released (or its delayed
+   * release scheduled): a caller that chains its next call of the method finds the lock free. The
+   * release, which blocks on the backend, runs on a thread of its own, never on the thread that
+   * completed {@code result} (an event loop, say).
+   */
+  static CompletableFuture<Object> afterCompletion(
+      CompletionStage<?> result, Lease lease, LockedMethod method, long acquiredAt) {
+    CompletableFuture<Object> released = new CompletableFuture<>();
+    result.whenComplete(
+        (value, error) ->
+            Threads.RELEASES.execute(
+                () -> {
+                  try {
+                    releaseWhenDue(lease, method, acquiredAt);
+                    warnIfLost(lease, method);
+                  } finally {
+                    if (error != null) {
+                      released.completeExceptionally(error);
+                    } else {
+                      released.complete(value);
+                    }
+                  }
+                }));
+    return released;
+  }
+
+  /** Logs that the lease was lost while the method's work ran, if it was. */
+  static void warnIfLost(Lease lease, LockedMethod method) {
+    if (wasLost(lease)) {
+      log.warn("{}; another holder may have run at the same time", lostMessage(lease, method));
+    }
+  }
+
+  static boolean wasLost(Lease lease) {
+    return !lease.isValid() && lease.state() != LeaseState.RELEASED;
+  }
+
+  static String lostMessage(Lease lease, LockedMethod method) {
+    return "the lease of lock '"
+        + lease.lockName()
+        + "' (fencing token "
+        + lease.fencingToken()
+        + ") was lost while "
+        + method.description()
+        + " ran";
+  }
+
+  static void release(Lease lease, String description) {
+    try {
+      lease.release();
+    } catch (LockException e) {
+      log.warn("{}: release of lock '{}' failed: {}", description, lease.lockName(), e.toString());
+    }
+  }
+
+  /** Made on first use: applications without delayed or asynchronous releases start neither. */
+  private static final class Threads {
+    /** The timer of releases delayed by {@link Locked#holdAtLeast()}. */
+    static final ScheduledExecutorService TIMER = DriverThreads.timer("dlock-locked-hold-release");
+
+    /** Releases of asynchronous methods' leases; their number is that of the holds ending. */
+    static final ExecutorService RELEASES = DriverThreads.onDemand("dlock-locked-release");
+  }
+}
