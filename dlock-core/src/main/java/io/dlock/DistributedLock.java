@@ -44,6 +44,8 @@ public interface DistributedLock {
    *     and nothing is held
    * @throws BackendUnavailableException if the backend cannot be reached; thrown within the wait
    * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed, also when it closes during the wait
+   *     (nothing is then held)
    */
   Lease acquire(Duration wait);
 

@@ -100,10 +100,14 @@ final class Acquisitions {
         startWaiting(a, null);
         awaitWatching(a);
         while ((lease = retry(a)) == null) {
+          // close() marks the client closed, then wakes every waiting thread: either this check
+          // sees the mark, or the wake-up comes after it and ends the park below at once.
+          client.ensureOpen();
           long park = nextWaitNanos(a);
           if (!a.signalled() && !a.waiter.await(park)) {
             throw interrupted(name);
           }
+          client.ensureOpen();
           afterWait(a);
         }
       }
@@ -213,6 +217,11 @@ final class Acquisitions {
         lockEvents.waitEnded(a.name, a.waitStartedAt);
       }
     }
+  }
+
+  /** Wakes every thread waiting for a lock of this client, which is closing. */
+  void wakeWaitersForClose() {
+    waiters.wakeThreadsForClose();
   }
 
   /** Waits (bounded) until the release signal of the lock is watched. */

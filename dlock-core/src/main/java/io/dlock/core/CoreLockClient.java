@@ -381,6 +381,8 @@ public final class CoreLockClient implements LockClient {
     for (AsyncAcquisition acquisition : List.copyOf(pendingAsync)) {
       acquisition.abortForClose(); // first: an acquisition still running could grant anew
     }
+    // Threads waiting in acquire() end with IllegalStateException now, not at their wait's end.
+    acquisitions.wakeWaitersForClose();
     for (Grant grant : List.copyOf(grants.values())) {
       LeaseHandle handle;
       while ((handle = grant.lastOpenHandle()) != null) {

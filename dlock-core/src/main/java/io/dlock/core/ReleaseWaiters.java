@@ -3,6 +3,7 @@ package io.dlock.core;
 import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseSignals;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -111,6 +112,27 @@ final class ReleaseWaiters {
     }
     if (!acquired) {
       queue.signalOne();
+    }
+  }
+
+  /**
+   * Wakes every waiting thread, of every lock: the client is closing, and each finds that out when
+   * it wakes. Asynchronous waiters are not run: close ends them itself.
+   */
+  void wakeThreadsForClose() {
+    List<Queue> all;
+    lock.lock();
+    try {
+      all = List.copyOf(queues.values());
+    } finally {
+      lock.unlock();
+    }
+    for (Queue queue : all) {
+      for (Waiter waiter : queue.waiters) {
+        if (waiter.thread != null) {
+          waiter.signal();
+        }
+      }
     }
   }
 

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Waiting and wake-ups: a wait ends at its bound, a release (not the lease end) wakes a waiter, a
- * release wakes one waiter per client rather than a herd, and a waiter that gives up around a
- * release never swallows it.
+ * release wakes one waiter per client rather than a herd, a waiter that gives up around a release
+ * never swallows it, and closing the client ends its waits at once.
  *
  * <p>A topic of {@link LockContractTest}, which every backend runs as one suite; extend that class;
  * do not implement this interface on its own.
@@ -45,6 +45,43 @@ public interface WaitingContract {
     Duration took = Duration.ofNanos(System.nanoTime() - start);
     assertThat(took).isBetween(wait, wait.plus(millis(400)));
     held.release();
+  }
+
+  @Test
+  default void closingTheClientEndsABlockingWaitAtOnceAndLeavesNothingHeld() throws Exception {
+    LockClient holder = fixture().newClient();
+    LockClient closing = fixture().newClient();
+    FaultyBackend closingLink = fixture().lastBackend();
+    String lockName = fixture().name("close-wait");
+    Lease held = holder.lock(lockName).tryAcquire().orElseThrow();
+    CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+    Thread waiting =
+        new Thread(
+            () -> {
+              try {
+                closing.lock(lockName).acquire(millis(120_000)).release();
+                outcome.complete(null);
+              } catch (Throwable t) {
+                outcome.complete(t);
+              }
+            },
+            "contract-close-waiter");
+    waiting.start();
+    // Parked after its first attempt and the one after joining the waiters.
+    await()
+        .atMost(millis(5000))
+        .until(
+            () ->
+                closingLink.acquireCalls() >= 2
+                    && waiting.getState() == Thread.State.TIMED_WAITING);
+    closing.close();
+    // Not at the end of its two-minute wait, nor at the holder's lease end (renewed anyway).
+    assertThat(outcome.get(millis(5000).toMillis(), TimeUnit.MILLISECONDS))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+    assertThat(held.isValid()).isTrue();
+    held.release();
+    assertThat(fixture().newClient().lock(lockName).tryAcquire()).isPresent();
   }
 
   @Test
