@@ -95,24 +95,37 @@ final class Acquisitions {
     Acquisition a = begin(key, lockOptions, waitNanos, startedAt);
     Lease lease = null;
     try {
-      lease = attempt(a, waitNanos == 0);
-      if (lease == null && waitNanos > 0) {
-        startWaiting(a, null);
-        awaitWatching(a);
-        while ((lease = retry(a)) == null) {
-          // close() marks the client closed, then wakes every waiting thread: either this check
-          // sees the mark, or the wake-up comes after it and ends the park below at once.
-          client.ensureOpen();
-          long park = nextWaitNanos(a);
-          if (!a.signalled() && !a.waiter.await(park)) {
-            throw interrupted(name);
+      try {
+        lease = attempt(a, waitNanos == 0);
+        if (lease == null && waitNanos > 0) {
+          client.ensureOpen(); // nothing more is sent once the client is closed
+          startWaiting(a, null);
+          awaitWatching(a);
+          while (true) {
+            client.ensureOpen();
+            lease = retry(a);
+            if (lease != null) {
+              break;
+            }
+            // close() marks the client closed, then wakes every waiting thread: either this check
+            // (after retry cleared the last signal) sees the mark, or the wake-up comes after it
+            // and ends the park below at once.
+            client.ensureOpen();
+            long park = nextWaitNanos(a);
+            if (!a.signalled() && !a.waiter.await(park)) {
+              throw interrupted(name);
+            }
+            afterWait(a);
           }
-          client.ensureOpen();
-          afterWait(a);
         }
+      } finally {
+        end(a, lease);
       }
-    } finally {
-      end(a, lease);
+    } catch (RuntimeException e) {
+      throw client.failureOrClosed(e);
+    }
+    if (lease != null) {
+      client.ensureOpenFor(name, lease);
     }
     acquired(a, lease);
     return lease;

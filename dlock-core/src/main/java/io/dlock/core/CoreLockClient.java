@@ -369,8 +369,42 @@ public final class CoreLockClient implements LockClient {
 
   void ensureOpen() {
     if (closed.get()) {
-      throw new IllegalStateException("The lock client is closed");
+      throw closedError(null);
     }
+  }
+
+  /**
+   * {@code failure}, or, once the client is closed, the closed client's error with it as the cause:
+   * a call in flight that close() broke (its backend closed under it) failed for the close.
+   */
+  RuntimeException failureOrClosed(RuntimeException failure) {
+    return closed.get() && !(failure instanceof IllegalStateException)
+        ? closedError(failure)
+        : failure;
+  }
+
+  /**
+   * Hands {@code lease}, just granted, to its caller only if the client is still open. Granted
+   * while close() ran: close() marks the client closed before it copies the grants to release them,
+   * so a thread that sees the mark cannot know whether the copy has its grant; it releases the
+   * lease itself (a second release is a no-op) and hands out nothing.
+   *
+   * @throws IllegalStateException if the client is closed
+   */
+  void ensureOpenFor(String lockName, Lease lease) {
+    if (!closed.get()) {
+      return;
+    }
+    try {
+      lease.release();
+    } catch (RuntimeException e) {
+      log.warn("Lock '{}' granted during close, not released: {}", lockName, e.getMessage());
+    }
+    throw closedError(null);
+  }
+
+  private static IllegalStateException closedError(@Nullable Throwable cause) {
+    return new IllegalStateException("The lock client is closed", cause);
   }
 
   @Override

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -67,13 +68,17 @@ public interface WaitingContract {
             },
             "contract-close-waiter");
     waiting.start();
-    // Parked after its first attempt and the one after joining the waiters.
+    // Parked for a release signal (or a backoff step) after its first attempt and the one after
+    // joining the waiters, not waiting for an answer: the park's blocker is the waiter.
     await()
         .atMost(millis(5000))
         .until(
-            () ->
-                closingLink.acquireCalls() >= 2
-                    && waiting.getState() == Thread.State.TIMED_WAITING);
+            () -> {
+              Object blocker = LockSupport.getBlocker(waiting);
+              return closingLink.acquireCalls() >= 2
+                  && blocker != null
+                  && blocker.getClass().getSimpleName().equals("Waiter");
+            });
     closing.close();
     // Not at the end of its two-minute wait, nor at the holder's lease end (renewed anyway).
     assertThat(outcome.get(millis(5000).toMillis(), TimeUnit.MILLISECONDS))
