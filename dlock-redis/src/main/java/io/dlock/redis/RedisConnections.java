@@ -7,6 +7,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -72,6 +73,7 @@ final class RedisConnections {
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
             .socketOptions(socketOptions(settings))
+            .sslOptions(settings.sslOptions().orElseGet(SslOptions::create))
             .build());
     return connect(
         settings,
@@ -119,6 +121,7 @@ final class RedisConnections {
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
             .socketOptions(socketOptions(settings))
+            .sslOptions(settings.sslOptions().orElseGet(SslOptions::create))
             .topologyRefreshOptions(
                 ClusterTopologyRefreshOptions.builder()
                     .enableAllAdaptiveRefreshTriggers()

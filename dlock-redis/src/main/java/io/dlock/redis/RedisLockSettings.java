@@ -2,6 +2,7 @@ package io.dlock.redis;
 
 import io.dlock.LockClients;
 import io.dlock.spi.UriParameters;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.Map;
@@ -45,6 +46,7 @@ public final class RedisLockSettings {
   private final Duration replicaTimeout;
   private final int fencingCounters;
   private final @Nullable ClientResources clientResources;
+  private final @Nullable SslOptions sslOptions;
 
   private RedisLockSettings(Copy c) {
     this.uri = c.uri;
@@ -56,6 +58,7 @@ public final class RedisLockSettings {
     this.replicaTimeout = c.replicaTimeout;
     this.fencingCounters = c.fencingCounters;
     this.clientResources = c.clientResources;
+    this.sslOptions = c.sslOptions;
   }
 
   /** The mutable copy every {@code with...} changes one field of before building a new value. */
@@ -69,6 +72,7 @@ public final class RedisLockSettings {
     Duration replicaTimeout = Duration.ZERO;
     int fencingCounters = DEFAULT_FENCING_COUNTERS;
     @Nullable ClientResources clientResources;
+    @Nullable SslOptions sslOptions;
 
     Copy(String uri) {
       this.uri = uri;
@@ -84,6 +88,7 @@ public final class RedisLockSettings {
       replicaTimeout = s.replicaTimeout;
       fencingCounters = s.fencingCounters;
       clientResources = s.clientResources;
+      sslOptions = s.sslOptions;
     }
   }
 
@@ -257,6 +262,23 @@ public final class RedisLockSettings {
               UriParameters.intIn("fencingCounters", counters, 1, RedisKeys.SLOTS));
     }
     return settings;
+  }
+
+  /**
+   * The same settings with these TLS options (key store, trust store, protocols, ciphers) for a
+   * {@code rediss://} URI, for example from a Spring Boot SSL bundle; without them the JDK's
+   * defaults apply.
+   */
+  public RedisLockSettings withSslOptions(SslOptions sslOptions) {
+    Objects.requireNonNull(sslOptions, "sslOptions");
+    Copy c = new Copy(this);
+    c.sslOptions = sslOptions;
+    return new RedisLockSettings(c);
+  }
+
+  /** The TLS options, if given. */
+  Optional<SslOptions> sslOptions() {
+    return Optional.ofNullable(sslOptions);
   }
 
   /** The resources to run on, if shared with the application. */

@@ -3,6 +3,7 @@ package io.dlock.spring;
 import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockException;
+import io.dlock.LockInterruptedException;
 import io.dlock.LockLostException;
 import io.dlock.LockTimeoutException;
 import java.util.concurrent.CompletableFuture;
@@ -82,6 +83,11 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
         return failedStage(method, args, target, e);
       }
       return method.onFailure(args, target, e);
+    } catch (LockInterruptedException e) {
+      if (method.result() == LockedResult.COMPLETION_STAGE) {
+        return CompletableFuture.failedFuture(e); // interrupt flag stays set
+      }
+      throw e;
     }
     if (method.fencingTokenIndex() >= 0) {
       // The invocation's own argument array: what the method receives.
@@ -159,6 +165,7 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
   /** Releases now, or after the surrounding transaction; true if deferred. */
   private boolean releaseOrDefer(Lease lease, LockedMethod method, long acquiredAt) {
     if (releaseAfterTransaction.getAsBoolean()
+        && !method.result().isAsync() // their work outlives the call, and any transaction of it
         && TransactionSynchronizationManager.isSynchronizationActive()) {
       TransactionSynchronizationManager.registerSynchronization(
           new ReleaseAfterCompletion(lease, method, acquiredAt));

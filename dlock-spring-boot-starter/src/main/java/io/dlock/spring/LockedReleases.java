@@ -7,6 +7,7 @@ import io.dlock.spi.DriverThreads;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -49,20 +50,34 @@ final class LockedReleases {
       CompletionStage<?> result, Lease lease, LockedMethod method, long acquiredAt) {
     CompletableFuture<Object> released = new CompletableFuture<>();
     result.whenComplete(
-        (value, error) ->
-            Threads.RELEASES.execute(
-                () -> {
-                  try {
-                    releaseWhenDue(lease, method, acquiredAt);
-                    warnIfLost(lease, method);
-                  } finally {
-                    if (error != null) {
-                      released.completeExceptionally(error);
-                    } else {
-                      released.complete(value);
-                    }
+        (value, error) -> {
+          Runnable release =
+              () -> {
+                try {
+                  releaseWhenDue(lease, method, acquiredAt);
+                  warnIfLost(lease, method);
+                } finally {
+                  if (error != null) {
+                    released.completeExceptionally(error);
+                  } else {
+                    released.complete(value);
                   }
-                }));
+                }
+              };
+          try {
+            Threads.RELEASES.execute(release);
+          } catch (RejectedExecutionException | OutOfMemoryError e) {
+            release.run(); // no thread to be had: release here rather than never
+          }
+        });
+    // A caller who gives up (cancel, orTimeout) ends the work's stage, and with it the hold: the
+    // work may run on (cancellation is cooperative), which the fencing token guards against.
+    released.whenComplete(
+        (value, error) -> {
+          if (released.isCancelled() && result instanceof Future<?> work) {
+            work.cancel(true);
+          }
+        });
     return released;
   }
 

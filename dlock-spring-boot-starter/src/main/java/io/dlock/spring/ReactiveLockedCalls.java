@@ -6,6 +6,10 @@ import io.dlock.LeaseLostEvent;
 import io.dlock.LockException;
 import io.dlock.LockLostException;
 import io.dlock.LockTimeoutException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -13,6 +17,7 @@ import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -22,9 +27,11 @@ import reactor.core.scheduler.Schedulers;
  * subscribes to what it returns; the lock is released when that ends: completes, fails or is
  * cancelled. A resubscription ({@code retry}, {@code repeat}) takes the lock anew.
  *
- * <p>The method is called, and the release made, on Reactor's {@code boundedElastic} scheduler,
- * never on the lock client's thread that delivered the grant: the method may block, and so does a
- * release. The grant is in the subscriber context under the key {@code Lease.class}.
+ * <p>The method is called, its publisher cancelled on a lost lease, and the release made, on
+ * Reactor's {@code boundedElastic} scheduler, never on the lock client's thread that delivered the
+ * grant or told the loss: the method may block, and so does a release. A grant whose subscription
+ * was cancelled while it was being acquired is released, never dropped. The grant is in the
+ * subscriber context under the key {@code Lease.class}.
  *
  * <p>A lock not acquired is the method's failure ({@link OnLockFailure#THROW}: an error signal), an
  * empty publisher ({@link OnLockFailure#SKIP}) or the fallback's publisher. With {@link
@@ -48,13 +55,7 @@ final class ReactiveLockedCalls {
     }
     Object[] args = invocation.getArguments().clone();
     Object target = invocation.getThis();
-    Mono<Hold> hold =
-        Mono.fromFuture(
-                () ->
-                    acquirer.acquireAsync(method.name(), key, method.waitTime(), method.options()))
-            .onErrorMap(ReactiveLockedCalls::isNotAcquired, NotAcquired::new)
-            .map(lease -> new Hold(lease, System.nanoTime()))
-            .publishOn(Schedulers.boundedElastic());
+    Mono<Hold> hold = Mono.create(sink -> grant(sink, method, key, acquirer));
     Function<Hold, Publisher<Object>> release = h -> release(h, method);
     if (method.result() == LockedResult.MONO) {
       return Mono.usingWhen(
@@ -72,6 +73,58 @@ final class ReactiveLockedCalls {
             (h, e) -> release(h, method),
             release)
         .onErrorResume(NotAcquired.class, e -> onFailure(method, args, target, e));
+  }
+
+  /**
+   * Acquires for one subscription and hands the grant to {@code sink}, or releases it if the
+   * subscription was cancelled meanwhile. A grant is either delivered or released, never dropped:
+   * one state decides between the grant's arrival and the cancellation, and a grant delivered just
+   * as the subscription is cancelled (which Reactor may then drop) is released by the cancellation
+   * too (a second release is a no-op).
+   */
+  private static void grant(
+      MonoSink<Hold> sink, LockedMethod method, @Nullable String key, LockAcquirer acquirer) {
+    CompletableFuture<Lease> grant =
+        acquirer.acquireAsync(method.name(), key, method.waitTime(), method.options());
+    AtomicInteger state = new AtomicInteger(PENDING);
+    AtomicReference<Lease> delivered = new AtomicReference<>();
+    sink.onCancel(
+        () -> {
+          int was = state.getAndSet(CANCELLED);
+          if (was == PENDING) {
+            grant.cancel(false); // a grant that comes anyway is released, by the client or below
+          } else if (was == DELIVERED) {
+            Lease lease = delivered.get();
+            if (lease != null) {
+              releaseLater(lease, method);
+            }
+          }
+        });
+    grant.whenComplete(
+        (lease, error) -> {
+          if (error != null) {
+            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+            if (state.compareAndSet(PENDING, DELIVERED)) {
+              sink.error(isNotAcquired(cause) ? new NotAcquired(cause) : cause);
+            }
+            return;
+          }
+          delivered.set(lease);
+          if (state.compareAndSet(PENDING, DELIVERED)) {
+            sink.success(new Hold(lease, System.nanoTime()));
+          } else {
+            releaseLater(lease, method);
+          }
+        });
+  }
+
+  private static final int PENDING = 0;
+  private static final int DELIVERED = 1;
+  private static final int CANCELLED = 2;
+
+  /** Releases off the calling thread (the lock client's, or a cancelling subscriber's). */
+  private static void releaseLater(Lease lease, LockedMethod method) {
+    Schedulers.boundedElastic().schedule(() -> LockedReleases.release(lease, method.description()));
   }
 
   /** An empty publisher of a skipped call's type. */
@@ -114,8 +167,14 @@ final class ReactiveLockedCalls {
               }
               return published == null ? Flux.empty() : Flux.from((Publisher<?>) published);
             });
+    // The method runs on boundedElastic, never on the lock client's thread that granted.
+    work = work.subscribeOn(Schedulers.boundedElastic());
     if (method.onLeaseLost() == OnLeaseLost.INTERRUPT) {
-      Mono<LeaseLostEvent> lost = Mono.create(sink -> lease.onLost(sink::success));
+      // The loss is told on the client's event thread: cancel the work (and run its cancellation
+      // handlers) on boundedElastic instead.
+      Mono<LeaseLostEvent> lost =
+          Mono.<LeaseLostEvent>create(sink -> lease.onLost(sink::success))
+              .publishOn(Schedulers.boundedElastic());
       work =
           work.takeUntilOther(lost)
               .concatWith(

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -89,6 +90,46 @@ class AsyncLockedMethodsTest {
           assertThat(token).isPositive(); // the grant's token reached the method
           // The caller's future completes only after the release.
           assertThat(isFree("stock:sku-1")).isTrue();
+        });
+  }
+
+  @Test
+  void cancellingTheCallersFutureEndsTheHold() {
+    runner.run(
+        context -> {
+          Stock stock = context.getBean(Stock.class);
+          CompletableFuture<Long> call = stock.reserve("sku-c", new CompletableFuture<>(), 0);
+          assertThat(isFree("stock:sku-c")).isFalse();
+          call.cancel(true); // the caller gives up on work that never completes
+          await(() -> isFree("stock:sku-c"));
+        });
+  }
+
+  @Test
+  void subscriptionsCancelledAtRandomMomentsLeaveNoLockHeld() {
+    runner.run(
+        context -> {
+          Stock stock = context.getBean(Stock.class);
+          int calls = 200;
+          for (int i = 0; i < calls; i++) {
+            Disposable subscription = stock.never("k" + i).subscribe();
+            // Cancel anywhere between the request, the grant, the hand-over and the work.
+            long until = System.nanoTime() + ThreadLocalRandom.current().nextLong(3_000_000);
+            while (System.nanoTime() < until) {
+              Thread.onSpinWait();
+            }
+            subscription.dispose();
+          }
+          // A dropped grant would be renewed for as long as the client runs.
+          await(
+              () -> {
+                for (int i = 0; i < calls; i++) {
+                  if (!isFree("never:k" + i)) {
+                    return false;
+                  }
+                }
+                return true;
+              });
         });
   }
 
@@ -280,6 +321,11 @@ class AsyncLockedMethodsTest {
                 long read = count.get();
                 return Mono.delay(Duration.ofMillis(1)).map(t -> read + 1).doOnNext(count::set);
               });
+    }
+
+    @Locked(name = "never", key = "#key", waitTime = "0")
+    public Mono<String> never(String key) {
+      return Mono.never();
     }
 
     @Locked(name = "ticks", key = "#name", waitTime = "0")

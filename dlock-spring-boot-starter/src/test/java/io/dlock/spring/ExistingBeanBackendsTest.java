@@ -83,6 +83,8 @@ class ExistingBeanBackendsTest {
                 return curator;
               },
               definition -> definition.setDestroyMethodName("close"))
+          // The runner's DataSource auto-configuration makes an embedded one too: choose.
+          .withPropertyValues("dlock.backend-bean=curator-framework")
           .run(
               context -> {
                 assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("zookeeper");
@@ -114,7 +116,8 @@ class ExistingBeanBackendsTest {
         .withPropertyValues(
             "spring.data.redis.host=" + server.getHost(),
             "spring.data.redis.port=" + server.getPort(),
-            "spring.data.redis.database=5")
+            "spring.data.redis.database=5",
+            "dlock.backend-bean=lettuce-connection-factory")
         .run(
             context -> {
               LockClient locks = context.getBean(LockClient.class);
@@ -143,13 +146,50 @@ class ExistingBeanBackendsTest {
         .withBean(
             LettuceConnectionFactory.class,
             () -> new LettuceConnectionFactory(new RedisSocketConfiguration("/tmp/redis.sock")))
+        .withPropertyValues("dlock.backend-bean=lettuce-connection-factory")
         .run(
             context ->
                 assertThat(context)
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("connects through a Unix socket")
+                    .hasMessageContaining("RedisSocketConfiguration")
                     .hasMessageContaining("dlock.backend"));
+  }
+
+  @Test
+  void severalBeansToLockOnFailTheStartUpUntilOneIsChosen() {
+    URI server = URI.create(TestRedis.uri());
+    ApplicationContextRunner both =
+        runner
+            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class))
+            .withPropertyValues(
+                "spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+                "dlock.jdbc.create-schema=true",
+                "spring.data.redis.host=" + server.getHost(),
+                "spring.data.redis.port=" + server.getPort());
+    both.run(
+        context ->
+            assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("more than one bean it could lock on")
+                .hasMessageContaining("LettuceConnectionFactory, DataSource")
+                .hasMessageContaining("dlock.backend-bean"));
+    both.withPropertyValues("dlock.backend-bean=data-source")
+        .run(
+            context ->
+                assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("jdbc"));
+    both.withPropertyValues("dlock.backend-bean=lettuce-connection-factory")
+        .run(
+            context ->
+                assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("redis"));
+    both.withPropertyValues("dlock.backend-bean=redis")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("dlock.backend-bean must be one of curator-framework"));
   }
 
   @Test

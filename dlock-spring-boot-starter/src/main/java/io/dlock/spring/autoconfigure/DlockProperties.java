@@ -27,6 +27,13 @@ public class DlockProperties {
   private @Nullable String backend;
 
   /**
+   * Which of the application's beans the client is built on when dlock.backend is not set and more
+   * than one could serve: curator-framework, lettuce-connection-factory or data-source. Unset: the
+   * only one there is; with more than one, the start-up fails naming them.
+   */
+  private @Nullable String backendBean;
+
+  /**
    * Backend settings that do not belong in the URI, passed to the backend as they are: for Redis
    * username, password, keyPrefix (the Redis key prefix, default "dlock:"), commandTimeout
    * (ISO-8601 such as PT2S), fencingCounters (how many fencing counters the lock names share: a
@@ -93,6 +100,14 @@ public class DlockProperties {
 
   public void setBackend(@Nullable String backend) {
     this.backend = backend;
+  }
+
+  public @Nullable String getBackendBean() {
+    return backendBean;
+  }
+
+  public void setBackendBean(@Nullable String backendBean) {
+    this.backendBean = backendBean;
   }
 
   public Map<String, String> getBackendProperties() {

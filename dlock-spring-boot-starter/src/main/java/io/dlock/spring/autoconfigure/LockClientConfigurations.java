@@ -6,29 +6,36 @@ import io.dlock.LockClients;
 import io.dlock.LockEventListener;
 import io.dlock.jdbc.JdbcLockSettings;
 import io.dlock.jdbc.JdbcLocks;
+import io.dlock.redis.RedisLockSettings;
 import io.dlock.redis.RedisLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * The ways to get a {@link LockClient}, imported by {@link DlockAutoConfiguration} in this order;
- * the first that applies wins. Not nested in a configuration class, so that Spring does not process
- * them in reflection order.
+ * the first that applies wins. Of the application's beans, only the one {@link BackendBeans}
+ * chooses applies. Not nested in a configuration class, so that Spring does not process them in
+ * reflection order.
  *
  * <p>Every client made here reports to the application's {@link LockEventListener} beans (the
  * starter's Micrometer metrics among them), so that all its locks are observed, also those taken
  * directly through the client.
  */
 abstract class LockClientConfigurations {
+  private static final org.slf4j.Logger log =
+      org.slf4j.LoggerFactory.getLogger(LockClientConfigurations.class);
+
   private LockClientConfigurations() {}
 
   /** The options of {@code properties}, with the listener beans installed. */
@@ -56,7 +63,7 @@ abstract class LockClientConfigurations {
   /** A client over the application's started {@link CuratorFramework} (dlock-zookeeper). */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({ZooKeeperLocks.class, CuratorFramework.class})
-  @ConditionalOnSingleCandidate(CuratorFramework.class)
+  @Conditional(BackendBeans.OnCuratorFramework.class)
   static class CuratorClient {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -76,7 +83,7 @@ abstract class LockClientConfigurations {
    */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({RedisLocks.class, LettuceConnectionFactory.class})
-  @ConditionalOnSingleCandidate(LettuceConnectionFactory.class)
+  @Conditional(BackendBeans.OnLettuceConnectionFactory.class)
   static class RedisConnectionFactoryClient {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -84,16 +91,18 @@ abstract class LockClientConfigurations {
         LettuceConnectionFactory connectionFactory,
         DlockProperties properties,
         ObjectProvider<LockEventListener> listeners) {
-      return RedisLocks.newClient(
-          RedisConnectionFactorySettings.of(connectionFactory, properties.getBackendProperties()),
-          options(properties, listeners));
+      RedisLockSettings settings =
+          RedisConnectionFactorySettings.of(connectionFactory, properties.getBackendProperties());
+      log.info(
+          "dlock locks on {}, the server of the application's LettuceConnectionFactory", settings);
+      return RedisLocks.newClient(settings, options(properties, listeners));
     }
   }
 
   /** A client over the application's {@link DataSource}: lease rows (dlock-jdbc). */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({JdbcLocks.class, DataSource.class})
-  @ConditionalOnSingleCandidate(DataSource.class)
+  @Conditional(BackendBeans.OnDataSource.class)
   static class DataSourceClient {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -119,7 +128,11 @@ abstract class LockClientConfigurations {
   static class NoBackend {
     @Bean
     @ConditionalOnMissingBean
-    LockClient dlockMissingBackend() {
+    LockClient dlockMissingBackend(ConfigurableListableBeanFactory beans, Environment environment) {
+      String ambiguity = BackendBeans.ambiguity(beans, beans.getBeanClassLoader(), environment);
+      if (ambiguity != null) {
+        throw new IllegalStateException(ambiguity);
+      }
       throw new IllegalStateException(
           "dlock has no backend: set dlock.backend (redis://host:6379, zk://host:2181/root,"
               + " jdbc:...) with the backend module on the class path, give the application a"

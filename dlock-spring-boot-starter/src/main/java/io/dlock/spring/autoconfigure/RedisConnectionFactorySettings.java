@@ -1,20 +1,26 @@
 package io.dlock.spring.autoconfigure;
 
 import io.dlock.redis.RedisLockSettings;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.SslVerifyMode;
 import io.lettuce.core.resource.ClientResources;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisNode;
 import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * dlock's Redis settings for the server an application's Spring Data {@link
@@ -27,8 +33,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * command timeout); the factory's queue commands while disconnected and send them later.
  *
  * <p>What cannot be followed fails the start-up with a message naming it, rather than locking on
- * some other server: a Unix socket, TLS through Sentinel, a Cluster with a peer verification other
- * than full, separate Sentinel credentials, and credentials from a provider.
+ * some other server: a Unix socket, a static master/replica set, STARTTLS, TLS through Sentinel, a
+ * Cluster with a peer verification other than full, separate Sentinel credentials, and credentials
+ * from a provider. The factory's TLS options (key and trust material) are dlock's too.
  */
 final class RedisConnectionFactorySettings {
   private RedisConnectionFactorySettings() {}
@@ -52,6 +59,12 @@ final class RedisConnectionFactorySettings {
     if (resources != null) {
       settings = settings.withClientResources(resources);
     }
+    // The factory's TLS key and trust material (a Spring Boot SSL bundle puts it there).
+    Optional<SslOptions> ssl =
+        factory.getClientConfiguration().getClientOptions().map(ClientOptions::getSslOptions);
+    if (ssl.isPresent()) {
+      settings = settings.withSslOptions(ssl.get());
+    }
     return settings.withProperties(properties);
   }
 
@@ -60,15 +73,12 @@ final class RedisConnectionFactorySettings {
     if (client.getRedisCredentialsProviderFactory().isPresent()) {
       throw unsupported("takes its credentials from a RedisCredentialsProviderFactory");
     }
-    if (factory.getSocketConfiguration() != null) {
-      throw unsupported("connects through a Unix socket");
-    }
     boolean tls = client.isUseSsl();
     if (tls && client.isStartTls()) {
       throw unsupported("uses STARTTLS");
     }
-    if (factory.isClusterAware()) {
-      RedisClusterConfiguration cluster = factory.getClusterConfiguration();
+    RedisConfiguration configuration = configuration(factory);
+    if (configuration instanceof RedisClusterConfiguration cluster) {
       if (tls && client.getVerifyMode() != SslVerifyMode.FULL) {
         throw unsupported("verifies a Cluster's TLS peers other than fully");
       }
@@ -77,8 +87,7 @@ final class RedisConnectionFactorySettings {
           cluster.getUsername(),
           password(cluster.getPassword()));
     }
-    if (factory.isRedisSentinelAware()) {
-      RedisSentinelConfiguration sentinel = factory.getSentinelConfiguration();
+    if (configuration instanceof RedisSentinelConfiguration sentinel) {
       if (tls) {
         throw unsupported("uses TLS through Sentinel");
       }
@@ -95,19 +104,48 @@ final class RedisConnectionFactorySettings {
           sentinel.getUsername(),
           password(sentinel.getPassword()));
     }
-    RedisStandaloneConfiguration standalone = factory.getStandaloneConfiguration();
-    String query =
-        tls && client.getVerifyMode() != SslVerifyMode.FULL
-            ? "?verifyPeer=" + client.getVerifyMode().name()
-            : "";
-    return new Target(
-        (tls ? "rediss://" : "redis://")
-            + hostPort(standalone.getHostName(), standalone.getPort())
-            + "/"
-            + standalone.getDatabase()
-            + query,
-        standalone.getUsername(),
-        password(standalone.getPassword()));
+    if (configuration instanceof RedisStandaloneConfiguration standalone) {
+      String query =
+          tls && client.getVerifyMode() != SslVerifyMode.FULL
+              ? "?verifyPeer=" + client.getVerifyMode().name()
+              : "";
+      return new Target(
+          (tls ? "rediss://" : "redis://")
+              + hostPort(standalone.getHostName(), standalone.getPort())
+              + "/"
+              + standalone.getDatabase()
+              + query,
+          standalone.getUsername(),
+          password(standalone.getPassword()));
+    }
+    // A Unix socket, a static master/replica set, or a kind this class does not know.
+    throw unsupported("is configured with a " + configuration.getClass().getSimpleName());
+  }
+
+  /**
+   * The configuration the factory was made with. Spring Data keeps it private and answers the
+   * getters of kinds it was not made with from defaults (a static master/replica factory's {@code
+   * getStandaloneConfiguration()} is {@code localhost:6379}, database 0, no password), so reading
+   * it is the only way not to lock on some other server. Fails closed if it cannot be read.
+   */
+  private static RedisConfiguration configuration(LettuceConnectionFactory factory) {
+    Field field = ReflectionUtils.findField(LettuceConnectionFactory.class, "configuration");
+    Object configuration = null;
+    if (field != null) {
+      try {
+        ReflectionUtils.makeAccessible(field);
+        configuration = ReflectionUtils.getField(field, factory);
+      } catch (RuntimeException e) {
+        configuration = null; // this Spring Data hides it: refused below
+      }
+    }
+    if (!(configuration instanceof RedisConfiguration known)) {
+      throw unsupported(
+          "keeps its configuration where this dlock version cannot read it (Spring Data Redis "
+              + LettuceConnectionFactory.class.getPackage().getImplementationVersion()
+              + ")");
+    }
+    return known;
   }
 
   private static String hostPorts(Iterable<RedisNode> nodes) {

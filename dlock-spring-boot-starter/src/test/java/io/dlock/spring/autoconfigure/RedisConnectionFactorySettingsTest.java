@@ -11,6 +11,7 @@ import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -95,6 +96,16 @@ class RedisConnectionFactorySettingsTest {
                 RedisConnectionFactorySettings.target(
                     new LettuceConnectionFactory(plainSentinel, tls)))
         .hasMessageContaining("TLS through Sentinel");
+
+    RedisStaticMasterReplicaConfiguration masterReplica =
+        new RedisStaticMasterReplicaConfiguration("redis-primary.internal", 6380);
+    masterReplica.setDatabase(3);
+    assertThatThrownBy(
+            () ->
+                RedisConnectionFactorySettings.target(
+                    new LettuceConnectionFactory(masterReplica, PLAIN)))
+        .as("not the default localhost:6379 its standalone getter answers")
+        .hasMessageContaining("RedisStaticMasterReplicaConfiguration");
 
     LettuceClientConfiguration unverified =
         LettuceClientConfiguration.builder().useSsl().disablePeerVerification().build();
