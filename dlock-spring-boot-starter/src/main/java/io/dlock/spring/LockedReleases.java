@@ -7,7 +7,6 @@ import io.dlock.spi.DriverThreads;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +44,10 @@ final class LockedReleases {
    * release scheduled): a caller that chains its next call of the method finds the lock free. The
    * release, which blocks on the backend, runs on a thread of its own, never on the thread that
    * completed {@code result} (an event loop, say).
+   *
+   * <p>Only {@code result}'s completion ends the hold. A caller that cancels the stage it got does
+   * not: cancelling a {@code CompletableFuture} stops none of the work behind it, which would then
+   * run on without the lock.
    */
   static CompletableFuture<Object> afterCompletion(
       CompletionStage<?> result, Lease lease, LockedMethod method, long acquiredAt) {
@@ -64,21 +67,21 @@ final class LockedReleases {
                   }
                 }
               };
-          try {
-            Threads.RELEASES.execute(release);
-          } catch (RejectedExecutionException | OutOfMemoryError e) {
-            release.run(); // no thread to be had: release here rather than never
-          }
-        });
-    // A caller who gives up (cancel, orTimeout) ends the work's stage, and with it the hold: the
-    // work may run on (cancellation is cooperative), which the fencing token guards against.
-    released.whenComplete(
-        (value, error) -> {
-          if (released.isCancelled() && result instanceof Future<?> work) {
-            work.cancel(true);
-          }
+          runOffThread(release);
         });
     return released;
+  }
+
+  /**
+   * Runs {@code release} on a thread of its own (never the lock client's, nor an event loop), or
+   * here if no thread can be had: a release runs late rather than never.
+   */
+  static void runOffThread(Runnable release) {
+    try {
+      Threads.RELEASES.execute(release);
+    } catch (RejectedExecutionException | OutOfMemoryError | ExceptionInInitializerError e) {
+      release.run();
+    }
   }
 
   /** Logs that the lease was lost while the method's work ran, if it was. */

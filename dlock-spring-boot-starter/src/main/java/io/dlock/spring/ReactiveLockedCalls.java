@@ -25,13 +25,15 @@ import reactor.core.scheduler.Schedulers;
  * the lock without blocking (an asynchronous acquisition: a grant of its own, never a re-entry),
  * then calls the method, with the grant's fencing token in its {@link FencingToken} parameter, and
  * subscribes to what it returns; the lock is released when that ends: completes, fails or is
- * cancelled. A resubscription ({@code retry}, {@code repeat}) takes the lock anew.
+ * cancelled. A cancelled subscription releases at once, as Reactor's {@code usingWhen} does: work
+ * that the cancellation does not stop goes on without the lock. A resubscription ({@code retry},
+ * {@code repeat}) takes the lock anew.
  *
- * <p>The method is called, its publisher cancelled on a lost lease, and the release made, on
- * Reactor's {@code boundedElastic} scheduler, never on the lock client's thread that delivered the
- * grant or told the loss: the method may block, and so does a release. A grant whose subscription
- * was cancelled while it was being acquired is released, never dropped. The grant is in the
- * subscriber context under the key {@code Lease.class}.
+ * <p>The method (or its fallback) is called, and its publisher cancelled on a lost lease, on
+ * Reactor's {@code boundedElastic} scheduler, and the release made on a thread of its own; never on
+ * the lock client's thread that delivered the grant or told the loss: the method may block, and so
+ * does a release. A grant whose subscription was cancelled while it was being acquired is released,
+ * never dropped. The grant is in the subscriber context under the key {@code Lease.class}.
  *
  * <p>A lock not acquired is the method's failure ({@link OnLockFailure#THROW}: an error signal), an
  * empty publisher ({@link OnLockFailure#SKIP}) or the fallback's publisher. With {@link
@@ -64,7 +66,7 @@ final class ReactiveLockedCalls {
               release,
               (h, e) -> release(h, method),
               release)
-          .onErrorResume(NotAcquired.class, e -> Mono.from(onFailure(method, args, target, e)));
+          .onErrorResume(NotAcquired.class, e -> Mono.from(failure(method, args, target, e)));
     }
     return Flux.usingWhen(
             hold,
@@ -72,7 +74,7 @@ final class ReactiveLockedCalls {
             release,
             (h, e) -> release(h, method),
             release)
-        .onErrorResume(NotAcquired.class, e -> onFailure(method, args, target, e));
+        .onErrorResume(NotAcquired.class, e -> failure(method, args, target, e));
   }
 
   /**
@@ -124,7 +126,7 @@ final class ReactiveLockedCalls {
 
   /** Releases off the calling thread (the lock client's, or a cancelling subscriber's). */
   private static void releaseLater(Lease lease, LockedMethod method) {
-    Schedulers.boundedElastic().schedule(() -> LockedReleases.release(lease, method.description()));
+    LockedReleases.runOffThread(() -> LockedReleases.release(lease, method.description()));
   }
 
   /** An empty publisher of a skipped call's type. */
@@ -189,11 +191,27 @@ final class ReactiveLockedCalls {
   }
 
   private static Mono<Object> release(Hold hold, LockedMethod method) {
-    return Mono.fromRunnable(
-            () -> {
-              LockedReleases.releaseWhenDue(hold.lease(), method, hold.acquiredAt());
-              LockedReleases.warnIfLost(hold.lease(), method);
-            })
+    return Mono.create(
+        sink ->
+            LockedReleases.runOffThread(
+                () -> {
+                  try {
+                    LockedReleases.releaseWhenDue(hold.lease(), method, hold.acquiredAt());
+                    LockedReleases.warnIfLost(hold.lease(), method);
+                  } finally {
+                    sink.success();
+                  }
+                }));
+  }
+
+  /**
+   * What a subscription gets when the lock was not acquired, made at its subscription (on
+   * boundedElastic: the acquisition's failure is told on the lock client's thread, and a fallback
+   * method may block).
+   */
+  private static Publisher<Object> failure(
+      LockedMethod method, Object[] args, @Nullable Object target, NotAcquired failure) {
+    return Flux.defer(() -> onFailure(method, args, target, failure))
         .subscribeOn(Schedulers.boundedElastic());
   }
 

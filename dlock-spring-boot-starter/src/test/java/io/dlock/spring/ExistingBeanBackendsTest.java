@@ -23,11 +23,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
@@ -39,6 +41,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisSocketConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * The client built over beans the application already has: its {@code DataSource} (H2 in memory,
@@ -190,6 +193,31 @@ class ExistingBeanBackendsTest {
                     .getFailure()
                     .rootCause()
                     .hasMessageContaining("dlock.backend-bean must be one of curator-framework"));
+  }
+
+  @Test
+  void beansInjectionWouldNotPickDoNotCountAndAChosenMissingBeanIsNamed() {
+    ApplicationContextRunner withSpare =
+        runner
+            .withPropertyValues(
+                "spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+                "dlock.jdbc.create-schema=true")
+            // Spring Boot's recipe for a second DataSource that does not take the first's place.
+            .withBean(
+                "spareDataSource",
+                DataSource.class,
+                () -> new DriverManagerDataSource("jdbc:h2:mem:" + UUID.randomUUID()),
+                definition -> ((AbstractBeanDefinition) definition).setDefaultCandidate(false));
+    withSpare.run(
+        context -> assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("jdbc"));
+    withSpare
+        .withPropertyValues("dlock.backend-bean=curator-framework")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("no single CuratorFramework bean"));
   }
 
   @Test

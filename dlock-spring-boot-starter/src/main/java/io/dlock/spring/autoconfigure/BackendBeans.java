@@ -6,7 +6,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.scope.ScopedProxyUtils;
+import org.springframework.beans.factory.BeanFactoryUtils;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.context.annotation.ConditionContext;
@@ -65,17 +69,46 @@ final class BackendBeans {
         continue;
       }
       Class<?> type = ClassUtils.resolveClassName(kind.beanType, loader);
-      String[] names = beans.getBeanNamesForType(type, true, false);
-      long primary =
-          Arrays.stream(names)
-              .filter(
-                  n -> beans.containsBeanDefinition(n) && beans.getBeanDefinition(n).isPrimary())
-              .count();
-      if (names.length == 1 || primary == 1) {
+      if (hasSingleCandidate(beans, type)) {
         found.add(kind);
       }
     }
     return found;
+  }
+
+  /**
+   * Whether injection by {@code type} resolves to one bean, as
+   * {@code @ConditionalOnSingleCandidate} counts: in this context and its ancestors, without
+   * scoped-proxy targets and beans that are not (default) autowire candidates; of several, the one
+   * primary, or the one that is not a fallback.
+   */
+  private static boolean hasSingleCandidate(ConfigurableListableBeanFactory beans, Class<?> type) {
+    List<BeanDefinition> candidates = new ArrayList<>();
+    int unknown = 0;
+    for (String name :
+        BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beans, type, true, false)) {
+      if (ScopedProxyUtils.isScopedTarget(name)) {
+        continue;
+      }
+      if (!beans.containsBeanDefinition(name)) {
+        unknown++; // an ancestor's bean, or one registered as an instance: it counts
+        continue;
+      }
+      BeanDefinition definition = beans.getBeanDefinition(name);
+      if (!definition.isAutowireCandidate()
+          || (definition instanceof AbstractBeanDefinition d && !d.isDefaultCandidate())) {
+        continue;
+      }
+      candidates.add(definition);
+    }
+    int all = candidates.size() + unknown;
+    if (all == 1) {
+      return true;
+    }
+    if (candidates.stream().filter(BeanDefinition::isPrimary).count() == 1) {
+      return true;
+    }
+    return unknown == 0 && candidates.stream().filter(d -> !d.isFallback()).count() == 1;
   }
 
   /**
@@ -89,7 +122,7 @@ final class BackendBeans {
       return null;
     }
     for (Kind kind : Kind.values()) {
-      if (kind.value().equals(value.trim())) {
+      if (kind.value().equalsIgnoreCase(value.trim())) {
         return kind;
       }
     }
@@ -97,13 +130,24 @@ final class BackendBeans {
         PROPERTY + " must be one of " + values() + ", but was '" + value + "'");
   }
 
-  /** Why no client was built on a bean, for the start-up failure; null if there was nothing. */
+  /** Why no client was built on a bean, for the start-up failure; null if none could be. */
   static @Nullable String ambiguity(
       ConfigurableListableBeanFactory beans,
       @Nullable ClassLoader loader,
       Environment environment) {
     List<Kind> candidates = candidates(beans, loader);
-    if (candidates.size() < 2 || chosen(environment) != null) {
+    Kind chosen = chosen(environment);
+    if (chosen != null) {
+      return candidates.contains(chosen)
+          ? null
+          : PROPERTY
+              + "="
+              + chosen.value()
+              + ", but the application has no single "
+              + chosen.typeName()
+              + " bean, or its dlock module is not on the class path";
+    }
+    if (candidates.size() < 2) {
       return null;
     }
     return "dlock found more than one bean it could lock on ("

@@ -54,6 +54,8 @@ import org.springframework.integration.support.locks.LockRegistry;
     afterName = {
       "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
       "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+      // Spring Cloud Zookeeper's CuratorFramework: seen before choosing among the beans.
+      "org.springframework.cloud.zookeeper.ZookeeperAutoConfiguration",
       "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
       "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
     })
