@@ -3,7 +3,6 @@ package io.dlock.core;
 import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
-import io.dlock.LockEventListener;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
@@ -20,10 +19,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The acquisitions of one client: the first attempt, the wait for release signals (or backoff, or
- * the holder's lease end) and the attempts after it, and what becomes of an answer that arrives
- * after its caller gave up. The loop of Curator's {@code LockInternals}, over the SPI's primitives;
- * the grants it registers are the client's.
+ * The steps of one client's acquisitions: the attempt, joining the waiters and the wait for release
+ * signals (or backoff, or the holder's lease end), the attempts after it, and what becomes of an
+ * answer that arrives after its caller gave up; over the SPI's primitives, the grants it registers
+ * being the client's. The loops that run these steps are {@link BlockingAcquisition} (the calling
+ * thread) and {@link AsyncAcquisition}.
  */
 final class Acquisitions {
   private static final Logger log = LoggerFactory.getLogger(Acquisitions.class);
@@ -60,75 +60,6 @@ final class Acquisitions {
     this.sessionEvents = sessionEvents;
     this.lockEvents = lockEvents;
     this.renewer = renewer;
-  }
-
-  /**
-   * Acquires for {@code holder}, waiting up to {@code waitNanos} (0: one attempt).
-   *
-   * @return the lease, or null if the lock is held by another owner and the wait is zero
-   */
-  @Nullable Lease acquire(String name, LockOptions lockOptions, long waitNanos, Object holder) {
-    long startedAt = clock.nanoTime();
-    try {
-      Lease lease = acquireOrWait(name, lockOptions, waitNanos, holder, startedAt);
-      if (lease == null) {
-        lockEvents.notAcquired(name, LockEventListener.AcquireFailure.TIMEOUT, startedAt);
-      }
-      return lease;
-    } catch (RuntimeException e) {
-      lockEvents.notAcquired(name, LockEvents.failureOf(e), startedAt);
-      throw e;
-    }
-  }
-
-  private @Nullable Lease acquireOrWait(
-      String name, LockOptions lockOptions, long waitNanos, Object holder, long startedAt) {
-    client.ensureOpen();
-    if (waitNanos > 0 && Thread.currentThread().isInterrupted()) {
-      throw interrupted(name);
-    }
-    GrantKey key = GrantKey.of(name, lockOptions, holder);
-    Lease reentered = reenter(key, lockOptions, startedAt);
-    if (reentered != null) {
-      return reentered;
-    }
-    Acquisition a = begin(key, lockOptions, waitNanos, startedAt);
-    Lease lease = null;
-    try {
-      try {
-        lease = attempt(a, waitNanos == 0);
-        if (lease == null && waitNanos > 0) {
-          client.ensureOpen(); // nothing more is sent once the client is closed
-          startWaiting(a, null);
-          awaitWatching(a);
-          while (true) {
-            client.ensureOpen();
-            lease = retry(a);
-            if (lease != null) {
-              break;
-            }
-            // close() marks the client closed, then wakes every waiting thread: either this check
-            // (after retry cleared the last signal) sees the mark, or the wake-up comes after it
-            // and ends the park below at once.
-            client.ensureOpen();
-            long park = nextWaitNanos(a);
-            if (!a.signalled() && !a.waiter.await(park)) {
-              throw interrupted(name);
-            }
-            afterWait(a);
-          }
-        }
-      } finally {
-        end(a, lease);
-      }
-    } catch (RuntimeException e) {
-      throw client.failureOrClosed(e);
-    }
-    if (lease != null) {
-      client.ensureOpenFor(name, lease);
-    }
-    acquired(a, lease);
-    return lease;
   }
 
   /** A lease on a grant that this holder has already (reentry, no server call), or null. */

@@ -66,6 +66,7 @@ public final class CoreLockClient implements LockClient {
   private final SessionEvents sessionEvents;
   private final LockEvents lockEvents;
   private final Acquisitions acquisitions;
+  private final BlockingAcquisition blocking;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   // The backend's abilities, asked for once: null where it has none.
@@ -114,6 +115,7 @@ public final class CoreLockClient implements LockClient {
             sessionEvents,
             lockEvents,
             renewer);
+    this.blocking = new BlockingAcquisition(this, acquisitions, clock, lockEvents);
     try {
       backend.start(new BackendContext(clock, options.operationTimeout()));
       if (sessions != null) {
@@ -279,7 +281,7 @@ public final class CoreLockClient implements LockClient {
    * @return the lease, or null if the lock is held by another owner and the wait is zero
    */
   @Nullable Lease acquire(String name, LockOptions lockOptions, long waitNanos, Object holder) {
-    return acquisitions.acquire(name, lockOptions, waitNanos, holder);
+    return blocking.acquire(name, lockOptions, waitNanos, holder);
   }
 
   LockTimeoutException timeout(String name, long waitNanos) {
