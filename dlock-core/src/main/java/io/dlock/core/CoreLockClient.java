@@ -400,7 +400,11 @@ public final class CoreLockClient implements LockClient {
     try {
       lease.release();
     } catch (RuntimeException e) {
-      log.warn("Lock '{}' granted during close, not released: {}", lockName, e.getMessage());
+      log.warn(
+          "Lock '{}' was granted while the client closed and could not be released ({}); it"
+              + " expires on the server within its lease",
+          lockName,
+          e.getMessage());
     }
     throw closedError(null);
   }

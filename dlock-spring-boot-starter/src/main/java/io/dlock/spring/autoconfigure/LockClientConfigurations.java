@@ -9,8 +9,11 @@ import io.dlock.jdbc.JdbcLocks;
 import io.dlock.redis.RedisLockSettings;
 import io.dlock.redis.RedisLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
+import java.util.Objects;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -33,8 +36,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * directly through the client.
  */
 abstract class LockClientConfigurations {
-  private static final org.slf4j.Logger log =
-      org.slf4j.LoggerFactory.getLogger(LockClientConfigurations.class);
+  private static final Logger log = LoggerFactory.getLogger(LockClientConfigurations.class);
 
   private LockClientConfigurations() {}
 
@@ -54,7 +56,7 @@ abstract class LockClientConfigurations {
     @ConditionalOnMissingBean
     LockClient dlockLockClient(
         DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
-      String uri = java.util.Objects.requireNonNull(properties.getBackend());
+      String uri = Objects.requireNonNull(properties.getBackend());
       return LockClients.connect(
           uri, properties.getBackendProperties(), options(properties, listeners));
     }
