@@ -2,7 +2,10 @@ package io.dlock.cli;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockClients;
+import java.io.InputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.Charset;
 import java.util.Arrays;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -33,11 +36,19 @@ import picocli.CommandLine.Spec;
       "70:internal error",
       "75:run: lock not acquired within --wait",
       "76:run: lease lost while the command ran; the command was stopped",
-      "127:run: the command could not be started"
+      "127:run: the command could not be started",
+      "130:run: dlock was interrupted; the command was stopped"
     })
 public final class Dlock implements Runnable {
 
   @Spec CommandSpec spec;
+
+  /** Where questions to the user are answered ({@code release --force} without {@code --yes}). */
+  private InputStream in = System.in;
+
+  InputStream in() {
+    return in;
+  }
 
   @Override
   public void run() {
@@ -49,14 +60,29 @@ public final class Dlock implements Runnable {
     System.exit(execute(args));
   }
 
-  /** Runs the command line and returns its exit status; never calls System.exit. */
+  /** Runs the command line on the process's streams and returns its exit status. */
   static int execute(String... args) {
+    Charset charset = Charset.defaultCharset();
+    return execute(
+        System.in,
+        new PrintWriter(new OutputStreamWriter(System.out, charset), true),
+        new PrintWriter(new OutputStreamWriter(System.err, charset), true),
+        args);
+  }
+
+  /**
+   * Runs the command line on the given streams and returns its exit status; never calls
+   * System.exit, so that it can run inside another JVM (the tests drive it so). A command that
+   * {@code run} starts still writes to the process's own standard output and error.
+   */
+  static int execute(InputStream in, PrintWriter out, PrintWriter err, String... args) {
     boolean verbose =
         Arrays.asList(args).contains("-v") || Arrays.asList(args).contains("--verbose");
-    CommandLine commandLine = new CommandLine(new Dlock());
+    Dlock dlock = new Dlock();
+    dlock.in = in;
+    CommandLine commandLine = new CommandLine(dlock).setOut(out).setErr(err);
     commandLine.setParameterExceptionHandler(
         (ex, ignored) -> {
-          PrintWriter err = ex.getCommandLine().getErr();
           err.println(
               "dlock: "
                   + ex.getMessage()
@@ -67,7 +93,6 @@ public final class Dlock implements Runnable {
         });
     commandLine.setExecutionExceptionHandler(
         (ex, cmd, parsed) -> {
-          PrintWriter err = cmd.getErr();
           int status;
           String message;
           if (ex instanceof BackendUnavailableException) {

@@ -30,5 +30,11 @@ final class ExitCodes {
   /** {@code run}: the command could not be started (as shells report it). */
   static final int COMMAND_NOT_FOUND = 127;
 
+  /**
+   * {@code run}: dlock itself was interrupted (a thread that ran it in process), and the command
+   * was stopped and the lock released; the status a shell gives a command ended by Ctrl-C.
+   */
+  static final int INTERRUPTED = 130;
+
   private ExitCodes() {}
 }

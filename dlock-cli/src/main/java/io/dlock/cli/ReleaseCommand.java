@@ -15,6 +15,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code dlock release --force}: an administrator's break of a stuck lock. */
@@ -29,6 +30,8 @@ import picocli.CommandLine.Spec;
 final class ReleaseCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
+
+  @ParentCommand Dlock dlock;
 
   @Mixin BackendOptions backend = new BackendOptions();
 
@@ -66,7 +69,8 @@ final class ReleaseCommand implements Callable<Integer> {
                 + ". Break it? [y/N] ");
         out.flush();
         String answer =
-            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            new BufferedReader(new InputStreamReader(dlock.in(), StandardCharsets.UTF_8))
+                .readLine();
         if (answer == null || !answer.trim().toLowerCase(Locale.ROOT).startsWith("y")) {
           out.println("Not released.");
           out.flush();

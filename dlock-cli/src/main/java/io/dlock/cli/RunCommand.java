@@ -5,6 +5,7 @@ import io.dlock.DistributedLock;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
+import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -91,6 +93,12 @@ final class RunCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments")
   List<String> command = List.of();
 
+  /** How long a stopped dlock waits, after its command ended, for the release. */
+  private static final Duration RELEASE_AT_EXIT = Duration.ofSeconds(10);
+
+  /** Counted down when {@link #call()} has released and closed its client. */
+  private final CountDownLatch ended = new CountDownLatch(1);
+
   @Override
   public Integer call() throws InterruptedException {
     if (wait != null && wait.isNegative()) {
@@ -101,6 +109,15 @@ final class RunCommand implements Callable<Integer> {
     }
     LockOptions options = LockOptions.defaults().withRenewedLease(lease);
     PrintWriter err = spec.commandLine().getErr();
+    try {
+      return acquireAndRun(options, err);
+    } finally {
+      // After the release and the client's close: a shutdown hook waiting for this may end.
+      ended.countDown();
+    }
+  }
+
+  private int acquireAndRun(LockOptions options, PrintWriter err) throws InterruptedException {
     try (LockClient client = backend.connect()) {
       DistributedLock lock = client.lock(name, options);
       Lease held;
@@ -110,6 +127,8 @@ final class RunCommand implements Callable<Integer> {
         err.println("dlock: lock '" + name + "' not acquired within " + Durations.format(wait));
         err.flush();
         return conflictExitCode;
+      } catch (LockInterruptedException e) {
+        return ExitCodes.INTERRUPTED;
       }
       return runHolding(held, err);
     }
@@ -130,22 +149,48 @@ final class RunCommand implements Callable<Integer> {
     }
     AtomicBoolean stopped = new AtomicBoolean();
     held.onLost(event -> onLost(event, child, stopped, err));
-    // dlock itself stopped (SIGTERM, Ctrl-C): stop the command too and give the lock back.
+    // dlock itself stopped (SIGTERM, Ctrl-C): stop the command too and give the lock back. The
+    // calling thread releases once it sees the command end, then closes the client; the JVM halts
+    // as soon as its hooks return, so the hook waits for that (bounded) instead of releasing
+    // beside it, which raced the client's close and could leave the lock held for its lease.
     Thread hook =
         new Thread(
             () -> {
               if (child.isAlive()) {
                 stop(child, killAfter);
-                release(held, err);
+              }
+              try {
+                if (!ended.await(RELEASE_AT_EXIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                  err.println(
+                      "dlock: warning: the lock '"
+                          + name
+                          + "' was not released within "
+                          + Durations.format(RELEASE_AT_EXIT)
+                          + " of the stop; it is free when its lease runs out");
+                  err.flush();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               }
             },
             "dlock-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    int status = child.waitFor();
+    int status;
     try {
-      Runtime.getRuntime().removeShutdownHook(hook);
-    } catch (IllegalStateException shuttingDown) {
-      // The hook is running or has run: it releases.
+      status = child.waitFor();
+    } catch (InterruptedException e) {
+      // Run inside another program's thread, which stopped it: as for a signal to dlock itself,
+      // stop the command and give the lock back before returning.
+      stop(child, killAfter);
+      release(held, err);
+      Thread.currentThread().interrupt();
+      return ExitCodes.INTERRUPTED;
+    } finally {
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // The hook is running: it waits for the release below.
+      }
     }
     if (stopped.get()) {
       return ExitCodes.LEASE_LOST;

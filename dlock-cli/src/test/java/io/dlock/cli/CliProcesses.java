@@ -11,12 +11,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** Runs the packaged {@code dlock.jar} as separate OS processes, as a user would. */
-final class CliProcesses {
+final class CliProcesses implements Cli {
   private final Path jar = Path.of(System.getProperty("dlock.cli.jar", "target/dlock.jar"));
   private final Path archive;
-
-  /** The result of a finished run. */
-  record Result(int exit, String out, String err, Duration took) {}
 
   CliProcesses(Path workDir, String trainingBackend) {
     if (!Files.isRegularFile(jar)) {
@@ -53,26 +50,56 @@ final class CliProcesses {
     return command;
   }
 
-  /** Starts {@code dlock args...} without waiting; output goes to files. */
-  Process start(Path outFile, Path errFile, String... args) {
+  @Override
+  public Running start(Path outFile, Path errFile, String... args) {
     try {
-      return new ProcessBuilder(command(List.of(), List.of(args)))
-          .redirectOutput(outFile.toFile())
-          .redirectError(errFile.toFile())
-          .redirectInput(ProcessBuilder.Redirect.PIPE)
-          .start();
+      Process process =
+          new ProcessBuilder(command(List.of(), List.of(args)))
+              .redirectOutput(outFile.toFile())
+              .redirectError(errFile.toFile())
+              .redirectInput(ProcessBuilder.Redirect.PIPE)
+              .start();
+      return new Running() {
+        @Override
+        public boolean waitFor(long timeout, TimeUnit unit) throws InterruptedException {
+          return process.waitFor(timeout, unit);
+        }
+
+        @Override
+        public int exitValue() {
+          return process.exitValue();
+        }
+
+        @Override
+        public long pid() {
+          return process.pid();
+        }
+
+        @Override
+        public void stop() {
+          process.destroy();
+          try {
+            if (!process.waitFor(1, TimeUnit.MINUTES)) {
+              process.destroyForcibly();
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+          }
+        }
+      };
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  /** Runs {@code dlock args...} to its end (at most {@code timeout}). */
-  Result run(Duration timeout, String... args) {
+  @Override
+  public Result run(Duration timeout, String... args) {
     return run(List.of(), List.of(args), timeout);
   }
 
-  /** Runs {@code dlock args...} with {@code input} on its standard input. */
-  Result runWithInput(String input, Duration timeout, String... args) {
+  @Override
+  public Result runWithInput(String input, Duration timeout, String... args) {
     return run(List.of(), List.of(args), timeout, input);
   }
 

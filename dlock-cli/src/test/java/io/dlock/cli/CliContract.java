@@ -23,11 +23,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Black-box tests of the {@code dlock} command: the packaged jar runs as separate OS processes
- * against a real backend, exactly as from a shell. Each backend's test extends this class.
+ * The contract of the {@code dlock} command on a real backend, driven through the command's own
+ * entry point in this JVM ({@link InProcessCli}): every run parses its arguments, connects its own
+ * client and starts its command as the packaged jar does. Each backend's test extends this class;
+ * {@link CliProcessesIT} runs what only separate OS processes show.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
-abstract class CliContractIT {
+abstract class CliContract {
 
   /** The backend URI the processes use. */
   protected abstract String backendUri();
@@ -35,11 +37,14 @@ abstract class CliContractIT {
   /** Deletes the lock on the server behind its holder's back. */
   protected abstract void deleteLockOnServer(String name);
 
-  /** The shared runner; created once per backend class (it records a class-data archive). */
-  protected abstract CliProcesses cli();
+  private final Cli cli = new InProcessCli();
+
+  private Cli cli() {
+    return cli;
+  }
 
   @TempDir Path dir;
-  private final List<Process> started = new ArrayList<>();
+  private final List<Cli.Running> started = new ArrayList<>();
   private String prefix = "";
 
   @BeforeEach
@@ -49,7 +54,7 @@ abstract class CliContractIT {
 
   @AfterEach
   void stopProcesses() {
-    started.forEach(Process::destroyForcibly);
+    started.forEach(Cli.Running::stop);
   }
 
   private static Duration scaled(long millis) {
@@ -57,7 +62,7 @@ abstract class CliContractIT {
   }
 
   @Test
-  void fourProcessesRunning50TimesEachNeverLoseAnIncrement() throws Exception {
+  void fourRunnersRunning50TimesEachNeverLoseAnIncrement() throws Exception {
     Path counter = dir.resolve("counter");
     Files.writeString(counter, "0");
     String name = prefix + "counter";
@@ -91,7 +96,9 @@ abstract class CliContractIT {
   @Test
   void runPassesTheCommandsStatusAndTheLockToTheCommand() throws Exception {
     String name = prefix + "env";
-    CliProcesses.Result result =
+    // The command writes to a file: in process, its standard output is this JVM's.
+    Path seen = dir.resolve("env.txt");
+    Cli.Result result =
         dlock(
             "run",
             "--name",
@@ -99,9 +106,10 @@ abstract class CliContractIT {
             "--",
             "sh",
             "-c",
-            "echo \"$DLOCK_NAME $DLOCK_FENCING_TOKEN\"; exit 7");
+            "echo \"$DLOCK_NAME $DLOCK_FENCING_TOKEN\" > '" + seen + "'; exit 7");
     assertThat(result.exit()).isEqualTo(7);
-    assertThat(result.out().trim()).matches(java.util.regex.Pattern.quote(name) + " [0-9]+");
+    assertThat(Files.readString(seen).trim())
+        .matches(java.util.regex.Pattern.quote(name) + " [0-9]+");
     assertThat(dlock("run", "--name", name, "--", "/no/such/command").exit())
         .isEqualTo(ExitCodes.COMMAND_NOT_FOUND);
   }
@@ -109,21 +117,21 @@ abstract class CliContractIT {
   @Test
   void theWaitBoundGivesTheConflictStatus() throws Exception {
     String name = prefix + "busy";
-    Process holder = holding(name, "30s");
-    CliProcesses.Result refused = dlock("run", "--name", name, "--wait", "500ms", "--", "true");
+    Cli.Running holder = holding(name, "30s");
+    Cli.Result refused = dlock("run", "--name", name, "--wait", "500ms", "--", "true");
     assertThat(refused.exit()).isEqualTo(ExitCodes.NOT_ACQUIRED);
     assertThat(refused.err()).contains("not acquired within 500ms");
-    CliProcesses.Result custom =
+    Cli.Result custom =
         dlock("run", "--name", name, "--wait", "0", "--conflict-exit-code", "9", "--", "true");
     assertThat(custom.exit()).isEqualTo(9);
-    holder.destroy();
+    holder.stop();
   }
 
   @Test
   void aLostLeaseStopsTheCommandAndExitsWithItsOwnStatus() throws Exception {
     String name = prefix + "lost";
     Path errFile = dir.resolve("lost.err");
-    Process holder =
+    Cli.Running holder =
         dlockInBackground(
             dir.resolve("lost.out"),
             errFile,
@@ -152,7 +160,7 @@ abstract class CliContractIT {
   void onLostWarnLetsTheCommandFinish() throws Exception {
     String name = prefix + "warn";
     Path errFile = dir.resolve("warn.err");
-    Process holder =
+    Cli.Running holder =
         dlockInBackground(
             dir.resolve("warn.out"),
             errFile,
@@ -165,7 +173,8 @@ abstract class CliContractIT {
             "--",
             "sh",
             "-c",
-            "sleep 4; exit 5");
+            // Long enough to outlast the loss's notice (a third of the lease after the delete).
+            "sleep 2; exit 5");
     started.add(holder);
     awaitHeld(name);
     deleteLockOnServer(name);
@@ -177,26 +186,27 @@ abstract class CliContractIT {
   @Test
   void statusShowsTheHolderAndReleaseForceFreesTheLock() throws Exception {
     String name = prefix + "admin";
-    Process holder = holding(name, "30s");
+    // A short lease: the holder learns of the break at its next renewal, a third of it later.
+    Cli.Running holder = holding(name, "3s");
     long pid = holder.pid();
 
-    CliProcesses.Result json = dlock("status", prefix + "*", "--json");
+    Cli.Result json = dlock("status", prefix + "*", "--json");
     assertThat(json.exit()).isZero();
     assertThat(json.out())
         .contains("\"name\":\"" + name + "\"")
         .contains("/" + pid + "/")
         .contains("\"fencingToken\":");
-    CliProcesses.Result table = dlock("status");
+    Cli.Result table = dlock("status");
     assertThat(table.out()).contains("NAME").contains(name).contains("/" + pid + "/");
 
-    CliProcesses.Result declined =
+    Cli.Result declined =
         cli()
             .runWithInput(
                 "n\n", scaled(60_000), "release", "--force", name, "--backend", backendUri());
     assertThat(declined.exit()).isEqualTo(ExitCodes.NOTHING_DONE);
     assertThat(declined.out()).contains("Not released");
 
-    CliProcesses.Result broken = dlock("release", "--force", "--yes", name);
+    Cli.Result broken = dlock("release", "--force", "--yes", name);
     assertThat(broken.exit()).isZero();
     assertThat(broken.out()).contains("Released lock '" + name + "'").contains("/" + pid + "/");
     // The holder learns of it at its next renewal and stops its command.
@@ -218,12 +228,12 @@ abstract class CliContractIT {
   }
 
   /** Runs {@code dlock COMMAND --backend <this backend> ARGS...} to its end. */
-  private CliProcesses.Result dlock(String command, String... args) {
+  private Cli.Result dlock(String command, String... args) {
     return cli().run(scaled(60_000), withBackend(command, args));
   }
 
   /** Starts {@code dlock COMMAND --backend <this backend> ARGS...}; output goes to files. */
-  private Process dlockInBackground(Path out, Path err, String command, String... args) {
+  private Cli.Running dlockInBackground(Path out, Path err, String command, String... args) {
     return cli().start(out, err, withBackend(command, args));
   }
 
@@ -233,15 +243,15 @@ abstract class CliContractIT {
     return all.toArray(new String[0]);
   }
 
-  private static void assertUsage(CliProcesses.Result result, String mention) {
+  private static void assertUsage(Cli.Result result, String mention) {
     assertThat(result.exit()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
     assertThat(result.err().strip().lines()).as(result.err()).hasSize(1);
     assertThat(result.err()).contains(mention).doesNotContain("Exception").doesNotContain("\tat ");
   }
 
   /** Starts {@code dlock run NAME -- sleep 120} and waits until it holds the lock. */
-  private Process holding(String name, String lease) throws IOException {
-    Process holder =
+  private Cli.Running holding(String name, String lease) throws IOException {
+    Cli.Running holder =
         dlockInBackground(
             dir.resolve(name + ".out"),
             dir.resolve(name + ".err"),

@@ -2,7 +2,6 @@ package io.dlock.cli;
 
 import io.dlock.LockClient;
 import io.dlock.LockClients;
-import java.nio.file.Files;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
@@ -15,8 +14,7 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
     named = "DLOCK_TEST_POSTGRES_URL",
     matches = ".+",
     disabledReason = "DLOCK_TEST_POSTGRES_URL is not set: no PostgreSQL to run the command against")
-class PostgresCliIT extends CliContractIT {
-  private static CliProcesses cli;
+class PostgresCliTest extends CliContract {
   private static LockClient admin;
 
   @BeforeAll
@@ -25,7 +23,6 @@ class PostgresCliIT extends CliContractIT {
     admin =
         LockClients.connect(
             uri(), java.util.Map.of("createSchema", "true"), io.dlock.LockClientOptions.defaults());
-    cli = new CliProcesses(Files.createTempDirectory("dlock-cli-pg"), uri());
   }
 
   @AfterAll
@@ -45,10 +42,5 @@ class PostgresCliIT extends CliContractIT {
   @Override
   protected void deleteLockOnServer(String name) {
     admin.forceRelease(name);
-  }
-
-  @Override
-  protected CliProcesses cli() {
-    return cli;
   }
 }

@@ -1,7 +1,6 @@
 package io.dlock.cli;
 
 import io.dlock.testkit.server.RedisServerProcess;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -12,16 +11,14 @@ import org.junit.jupiter.api.BeforeAll;
  * The command line against Redlock over three redis-servers the test starts (issue 14, item 8:
  * {@code --backend redlock://...} is documented and must work).
  */
-class RedlockCliIT extends CliContractIT {
+class RedlockCliTest extends CliContract {
   private static final List<RedisServerProcess> masters = new ArrayList<>();
-  private static CliProcesses cli;
 
   @BeforeAll
   static void start() throws Exception {
     for (int i = 0; i < 3; i++) {
       masters.add(RedisServerProcess.start());
     }
-    cli = new CliProcesses(Files.createTempDirectory("dlock-cli-redlock"), uri());
   }
 
   @AfterAll
@@ -45,10 +42,5 @@ class RedlockCliIT extends CliContractIT {
   @Override
   protected void deleteLockOnServer(String name) {
     masters.forEach(m -> m.command("DEL", "dlock:{" + name + "}"));
-  }
-
-  @Override
-  protected CliProcesses cli() {
-    return cli;
   }
 }

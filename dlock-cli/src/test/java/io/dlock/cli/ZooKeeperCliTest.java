@@ -2,21 +2,18 @@ package io.dlock.cli;
 
 import io.dlock.LockClient;
 import io.dlock.LockClients;
-import java.nio.file.Files;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The command line against a real ZooKeeper server started in the test JVM. */
-class ZooKeeperCliIT extends CliContractIT {
+class ZooKeeperCliTest extends CliContract {
   private static TestingServer zookeeper;
-  private static CliProcesses cli;
   private static LockClient admin;
 
   @BeforeAll
   static void start() throws Exception {
     zookeeper = new TestingServer(true);
-    cli = new CliProcesses(Files.createTempDirectory("dlock-cli-zk"), uri());
     admin = LockClients.connect(uri());
   }
 
@@ -39,10 +36,5 @@ class ZooKeeperCliIT extends CliContractIT {
   protected void deleteLockOnServer(String name) {
     // The holder's node deleted behind its back, as an operator with zkCli would.
     admin.forceRelease(name);
-  }
-
-  @Override
-  protected CliProcesses cli() {
-    return cli;
   }
 }
