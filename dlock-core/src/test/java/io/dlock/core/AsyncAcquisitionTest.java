@@ -127,6 +127,16 @@ class AsyncAcquisitionTest {
   @Test
   void slowContinuationsOfCallersDoNotHoldUpOtherAcquisitions() throws Exception {
     FakeBackend backend = new FakeBackend(new FakeClock());
+    // No grant before every continuation is attached: one attached to a future already complete
+    // would run on the test's own thread instead of dlock's, and block it.
+    CountDownLatch attached = new CountDownLatch(1);
+    backend.onAcquire =
+        call -> {
+          if (call.lockName().startsWith("job-")) {
+            await(attached);
+          }
+          return FakeBackend.granted(backend.nextToken());
+        };
     CoreLockClient client = backend.client();
     CountDownLatch blocked = new CountDownLatch(64);
     CountDownLatch unblock = new CountDownLatch(1);
@@ -141,6 +151,7 @@ class AsyncAcquisitionTest {
                   await(unblock); // a caller's continuation that blocks
                 });
       }
+      attached.countDown();
       await(blocked);
       CompletableFuture<Lease> other = client.lock("free").acquireAsync(Duration.ZERO);
       assertThat(other.get(10, TimeUnit.SECONDS).isValid()).isTrue();
