@@ -112,10 +112,15 @@ class PostgresReleaseNotifyTest {
       }
       CompletableFuture<Optional<Lease>> waiting =
           CompletableFuture.supplyAsync(() -> other.lock(name).tryAcquire());
-      // The waiter's statement has begun (its snapshot shows the first grant) and waits.
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(() -> count(watch, "SELECT count(*) FROM pg_locks WHERE NOT granted") > 0);
+      // The waiter's statement has begun (its snapshot shows the first grant) and waits, on this
+      // name's transaction lock (not on a lock of another test running on the server meanwhile).
+      String waitsForTheName =
+          "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'"
+              + " AND objsubid = 2 AND classid::int8 = "
+              + Integer.toUnsignedLong(order[0])
+              + " AND objid::int8 = "
+              + Integer.toUnsignedLong(order[1]);
+      await().atMost(Duration.ofSeconds(10)).until(() -> count(watch, waitsForTheName) > 0);
       first.release(); // not flagged yet: no NOTIFY
       try (PreparedStatement insert =
           next.prepareStatement(
