@@ -1,14 +1,16 @@
 package io.dlock.jdbc;
 
+import io.dlock.testkit.ServerControl;
 import io.dlock.testkit.server.PostgresServerProcess;
-import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import java.util.Optional;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The contract suite on the embedded PostgreSQL, session locks, when an external one is set. */
-@EnabledIfEnvironmentVariable(
-    named = TestDatabases.POSTGRES_URL_VARIABLE,
-    matches = ".+",
-    disabledReason =
-        "the PostgreSQL contract test of this mode already runs on the embedded server")
+/**
+ * The contract suite on the embedded PostgreSQL, session locks, when an external one is configured:
+ * the smoke of {@link EmbeddedPostgresSmoke} only, as {@link PostgresSessionContractTest} runs the
+ * whole suite on the external server. Skipped without one.
+ */
+@ExtendWith(EmbeddedPostgresSmoke.class)
 class EmbeddedPostgresSessionContractTest extends JdbcLockContractTest {
   @Override
   protected String url() {
@@ -21,7 +23,7 @@ class EmbeddedPostgresSessionContractTest extends JdbcLockContractTest {
   }
 
   @Override
-  protected java.util.Optional<io.dlock.testkit.ServerControl> serverControl() {
-    return java.util.Optional.of(PostgresServerProcess.shared());
+  protected Optional<ServerControl> serverControl() {
+    return Optional.of(PostgresServerProcess.shared());
   }
 }
