@@ -13,7 +13,6 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -93,14 +92,11 @@ final class RunCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments")
   List<String> command = List.of();
 
-  /** How long a stopped dlock waits, after its command ended, for the release. */
-  private static final Duration RELEASE_AT_EXIT = Duration.ofSeconds(10);
-
-  /** Counted down when {@link #call()} has released and closed its client. */
-  private final CountDownLatch ended = new CountDownLatch(1);
+  /** Whether the calling thread was interrupted (run in process): set again once all is done. */
+  private boolean interrupted;
 
   @Override
-  public Integer call() throws InterruptedException {
+  public Integer call() {
     if (wait != null && wait.isNegative()) {
       throw new IllegalArgumentException("--wait must be zero or more");
     }
@@ -109,15 +105,16 @@ final class RunCommand implements Callable<Integer> {
     }
     LockOptions options = LockOptions.defaults().withRenewedLease(lease);
     PrintWriter err = spec.commandLine().getErr();
-    try {
-      return acquireAndRun(options, err);
+    try (RunShutdown shutdown = RunShutdown.install(name, killAfter, err)) {
+      return acquireAndRun(options, err, shutdown);
     } finally {
-      // After the release and the client's close: a shutdown hook waiting for this may end.
-      ended.countDown();
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
-  private int acquireAndRun(LockOptions options, PrintWriter err) throws InterruptedException {
+  private int acquireAndRun(LockOptions options, PrintWriter err, RunShutdown shutdown) {
     try (LockClient client = backend.connect()) {
       DistributedLock lock = client.lock(name, options);
       Lease held;
@@ -128,75 +125,65 @@ final class RunCommand implements Callable<Integer> {
         err.flush();
         return conflictExitCode;
       } catch (LockInterruptedException e) {
+        clearInterrupt(); // so that the client's close below runs in full
         return ExitCodes.INTERRUPTED;
       }
-      return runHolding(held, err);
+      return runHolding(held, err, shutdown);
     }
   }
 
-  private int runHolding(Lease held, PrintWriter err) throws InterruptedException {
+  private int runHolding(Lease held, PrintWriter err, RunShutdown shutdown) {
     ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
     builder.environment().put("DLOCK_NAME", name);
     builder.environment().put("DLOCK_FENCING_TOKEN", Long.toString(held.fencingToken()));
     Process child;
     try {
-      child = builder.start();
+      child = shutdown.start(builder);
     } catch (IOException e) {
       err.println("dlock: cannot run '" + command.get(0) + "': " + e.getMessage());
       err.flush();
-      release(held, err);
+      release(held, err, shutdown);
       return ExitCodes.COMMAND_NOT_FOUND;
+    }
+    if (child == null) { // dlock is being stopped: the command is not started
+      clearInterrupt();
+      release(held, err, shutdown);
+      return ExitCodes.INTERRUPTED;
     }
     AtomicBoolean stopped = new AtomicBoolean();
     held.onLost(event -> onLost(event, child, stopped, err));
-    // dlock itself stopped (SIGTERM, Ctrl-C): stop the command too and give the lock back. The
-    // calling thread releases once it sees the command end, then closes the client; the JVM halts
-    // as soon as its hooks return, so the hook waits for that (bounded) instead of releasing
-    // beside it, which raced the client's close and could leave the lock held for its lease.
-    Thread hook =
-        new Thread(
-            () -> {
-              if (child.isAlive()) {
-                stop(child, killAfter);
-              }
-              try {
-                if (!ended.await(RELEASE_AT_EXIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                  err.println(
-                      "dlock: warning: the lock '"
-                          + name
-                          + "' was not released within "
-                          + Durations.format(RELEASE_AT_EXIT)
-                          + " of the stop; it is free when its lease runs out");
-                  err.flush();
-                }
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            },
-            "dlock-shutdown");
-    Runtime.getRuntime().addShutdownHook(hook);
     int status;
     try {
       status = child.waitFor();
     } catch (InterruptedException e) {
       // Run inside another program's thread, which stopped it: as for a signal to dlock itself,
       // stop the command and give the lock back before returning.
+      interrupted = true;
       stop(child, killAfter);
-      release(held, err);
-      Thread.currentThread().interrupt();
-      return ExitCodes.INTERRUPTED;
-    } finally {
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException shuttingDown) {
-        // The hook is running: it waits for the release below.
-      }
+      boolean stillHeld = release(held, err, shutdown);
+      return stopped.get() || !stillHeld ? ExitCodes.LEASE_LOST : ExitCodes.INTERRUPTED;
     }
+    boolean stillHeld = release(held, err, shutdown);
     if (stopped.get()) {
       return ExitCodes.LEASE_LOST;
     }
-    release(held, err);
+    if (!stillHeld) {
+      // Lost while the command ran, and found only now (a command shorter than a renewal): the
+      // command ran without the lock for some of its time, which its status must not hide.
+      err.println(
+          "dlock: the lease of '"
+              + name
+              + "' was lost before the command ended; it ran without the lock for some time");
+      err.flush();
+      return ExitCodes.LEASE_LOST;
+    }
     return status;
+  }
+
+  private void clearInterrupt() {
+    if (Thread.interrupted()) {
+      interrupted = true;
+    }
   }
 
   private void onLost(LeaseLostEvent event, Process child, AtomicBoolean stopped, PrintWriter err) {
@@ -238,12 +225,20 @@ final class RunCommand implements Callable<Integer> {
     tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
   }
 
-  private void release(Lease held, PrintWriter err) {
+  /**
+   * Gives the lock back and tells a stopping JVM that it may end. Whether the lease was still held
+   * (false: it had been lost, whether or not the loss was reported before); a release the backend
+   * did not answer is reported, and counted as held (it expires within its lease).
+   */
+  private boolean release(Lease held, PrintWriter err, RunShutdown shutdown) {
     try {
-      held.release();
+      return held.release();
     } catch (BackendUnavailableException e) {
       err.println("dlock: warning: " + e.getMessage());
       err.flush();
+      return true;
+    } finally {
+      shutdown.released();
     }
   }
 }

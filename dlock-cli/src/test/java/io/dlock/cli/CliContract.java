@@ -124,7 +124,39 @@ abstract class CliContract {
     Cli.Result custom =
         dlock("run", "--name", name, "--wait", "0", "--conflict-exit-code", "9", "--", "true");
     assertThat(custom.exit()).isEqualTo(9);
+    // Stopped while its command runs (an interrupt in process): the command is stopped and the
+    // lock given back at once, not when its 30 s lease runs out.
     holder.stop();
+    assertThat(holder.exitValue()).isEqualTo(ExitCodes.INTERRUPTED);
+    assertThat(dlock("run", "--name", name, "--wait", "0", "--", "true").exit()).isZero();
+  }
+
+  @Test
+  void aLeaseLostBeforeAShortCommandEndsGivesTheLostStatus() throws Exception {
+    String name = prefix + "short";
+    Path go = dir.resolve("short.go");
+    Path errFile = dir.resolve("short.err");
+    // A 30 s lease: no renewal comes before the command ends, so only the release finds the loss.
+    Cli.Running holder =
+        dlockInBackground(
+            dir.resolve("short.out"),
+            errFile,
+            "run",
+            "--name",
+            name,
+            "--lease",
+            "30s",
+            "--",
+            "sh",
+            "-c",
+            "while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 0");
+    started.add(holder);
+    awaitHeld(name);
+    deleteLockOnServer(name);
+    Files.writeString(go, "");
+    assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(holder.exitValue()).isEqualTo(ExitCodes.LEASE_LOST);
+    assertThat(Files.readString(errFile)).contains("lease of '" + name + "' was lost");
   }
 
   @Test
@@ -160,6 +192,7 @@ abstract class CliContract {
   void onLostWarnLetsTheCommandFinish() throws Exception {
     String name = prefix + "warn";
     Path errFile = dir.resolve("warn.err");
+    Path go = dir.resolve("warn.go");
     Cli.Running holder =
         dlockInBackground(
             dir.resolve("warn.out"),
@@ -173,14 +206,20 @@ abstract class CliContract {
             "--",
             "sh",
             "-c",
-            // Long enough to outlast the loss's notice (a third of the lease after the delete).
-            "sleep 2; exit 5");
+            // Runs until told: past the loss's notice (a third of the lease after the delete).
+            "while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 5");
     started.add(holder);
     awaitHeld(name);
     deleteLockOnServer(name);
+    await()
+        .atMost(scaled(20_000))
+        .pollInterval(Duration.ofMillis(50))
+        .until(() -> Files.readString(errFile).contains("goes on without the lock"));
+    assertThat(holder.waitFor(100, TimeUnit.MILLISECONDS)).as("still running").isFalse();
+    Files.writeString(go, "");
     assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     assertThat(holder.exitValue()).isEqualTo(5);
-    assertThat(Files.readString(errFile)).contains("warning").contains("goes on without the lock");
+    assertThat(Files.readString(errFile)).contains("warning");
   }
 
   @Test
@@ -189,13 +228,15 @@ abstract class CliContract {
     // A short lease: the holder learns of the break at its next renewal, a third of it later.
     Cli.Running holder = holding(name, "3s");
     long pid = holder.pid();
+    // The token the holder's command was given: the status must show this grant, not any.
+    String token = Files.readString(dir.resolve(name + ".token")).trim();
 
     Cli.Result json = dlock("status", prefix + "*", "--json");
     assertThat(json.exit()).isZero();
     assertThat(json.out())
         .contains("\"name\":\"" + name + "\"")
         .contains("/" + pid + "/")
-        .contains("\"fencingToken\":");
+        .contains("\"fencingToken\":" + token);
     Cli.Result table = dlock("status");
     assertThat(table.out()).contains("NAME").contains(name).contains("/" + pid + "/");
 
@@ -206,7 +247,11 @@ abstract class CliContract {
     assertThat(declined.exit()).isEqualTo(ExitCodes.NOTHING_DONE);
     assertThat(declined.out()).contains("Not released");
 
-    Cli.Result broken = dlock("release", "--force", "--yes", name);
+    // Confirmed on standard input this time (--yes is the other way, tried on a free lock below).
+    Cli.Result broken =
+        cli()
+            .runWithInput(
+                "y\n", scaled(60_000), "release", "--force", name, "--backend", backendUri());
     assertThat(broken.exit()).isZero();
     assertThat(broken.out()).contains("Released lock '" + name + "'").contains("/" + pid + "/");
     // The holder learns of it at its next renewal and stops its command.
@@ -249,7 +294,10 @@ abstract class CliContract {
     assertThat(result.err()).contains(mention).doesNotContain("Exception").doesNotContain("\tat ");
   }
 
-  /** Starts {@code dlock run NAME -- sleep 120} and waits until it holds the lock. */
+  /**
+   * Starts {@code dlock run NAME} with a command that writes its fencing token to {@code
+   * NAME.token} and sleeps, and waits until it holds the lock.
+   */
   private Cli.Running holding(String name, String lease) throws IOException {
     Cli.Running holder =
         dlockInBackground(
@@ -261,10 +309,17 @@ abstract class CliContract {
             "--lease",
             lease,
             "--",
-            "sleep",
-            "120");
+            "sh",
+            "-c",
+            "echo \"$DLOCK_FENCING_TOKEN\" > '"
+                + dir.resolve(name + ".token")
+                + "'; exec sleep 120");
     started.add(holder);
     awaitHeld(name);
+    await()
+        .atMost(scaled(20_000))
+        .pollInterval(Duration.ofMillis(50))
+        .until(() -> Files.exists(dir.resolve(name + ".token")));
     return holder;
   }
 

@@ -80,13 +80,21 @@ final class InProcessCli implements Cli {
       thread =
           new Thread(
               () -> {
+                int status = -1;
+                Throwable failed = null;
                 try {
-                  exit.complete(Dlock.execute(in, out, err, args));
+                  status = Dlock.execute(in, out, err, args);
                 } catch (Throwable t) {
-                  exit.completeExceptionally(t);
+                  failed = t;
                 } finally {
+                  // Closed (and so flushed) before the end is told: the test reads them next.
                   out.close();
                   err.close();
+                }
+                if (failed == null) {
+                  exit.complete(status);
+                } else {
+                  exit.completeExceptionally(failed);
                 }
               },
               "dlock " + String.join(" ", args));
@@ -124,6 +132,9 @@ final class InProcessCli implements Cli {
         thread.join(TimeUnit.MINUTES.toMillis(1));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+      }
+      if (thread.isAlive()) {
+        throw new AssertionError(thread.getName() + " did not end within a minute of its stop");
       }
     }
   }

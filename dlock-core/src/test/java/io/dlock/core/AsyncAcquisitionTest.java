@@ -10,7 +10,9 @@ import io.dlock.LockTimeoutException;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -138,23 +140,34 @@ class AsyncAcquisitionTest {
           return FakeBackend.granted(backend.nextToken());
         };
     CoreLockClient client = backend.client();
-    CountDownLatch blocked = new CountDownLatch(64);
+    // As many blocked continuations as the client has acquisition threads (64): were they run on
+    // those threads, none would be left for another acquisition.
+    int continuations = 64;
+    CountDownLatch blocked = new CountDownLatch(continuations);
     CountDownLatch unblock = new CountDownLatch(1);
+    Set<String> continuationThreads = ConcurrentHashMap.newKeySet();
     try {
-      for (int i = 0; i < 64; i++) {
+      for (int i = 0; i < continuations; i++) {
         client
             .lock("job-" + i)
             .acquireAsync(Duration.ofSeconds(1))
             .thenAccept(
                 lease -> {
+                  continuationThreads.add(Thread.currentThread().getName());
                   blocked.countDown();
-                  await(unblock); // a caller's continuation that blocks
+                  try {
+                    unblock.await(); // a caller's continuation that blocks, for as long as it takes
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
                 });
       }
       attached.countDown();
       await(blocked);
       CompletableFuture<Lease> other = client.lock("free").acquireAsync(Duration.ZERO);
+      // Continuations on the acquisition threads would block them for good: this would time out.
       assertThat(other.get(10, TimeUnit.SECONDS).isValid()).isTrue();
+      assertThat(continuationThreads).noneMatch(name -> name.contains("-acquire-"));
     } finally {
       unblock.countDown();
       client.close();

@@ -28,13 +28,14 @@ class TortureIT {
    * The classic faults each of the three main backends runs here: together every classic fault,
    * each where it tests the most of that backend (a pause past the lease, a restart and slowed
    * replies on Redis; a short pause and a partition against ZooKeeper's session; a killed holder
-   * and clock offsets on PostgreSQL's lease rows, judged by the database's clock).
+   * and clock offsets on PostgreSQL's lease rows, judged by the database's clock), and a restart
+   * on all three (tokens after recovery, sessions ended by the server).
    */
   static final Map<String, List<Scenario>> CLASSIC_IN_VERIFY =
       Map.of(
           "redis", List.of(Scenario.PAUSE, Scenario.RESTART, Scenario.DELAY),
-          "zookeeper", List.of(Scenario.SHORT_PAUSE, Scenario.PARTITION),
-          "postgres", List.of(Scenario.KILL, Scenario.CLOCK_OFFSET));
+          "zookeeper", List.of(Scenario.SHORT_PAUSE, Scenario.PARTITION, Scenario.RESTART),
+          "postgres", List.of(Scenario.KILL, Scenario.CLOCK_OFFSET, Scenario.RESTART));
 
   private static Duration perRun() {
     return Duration.ofSeconds(Long.getLong("dlock.torture.seconds", 5));
