@@ -3,7 +3,6 @@ package io.dlock.cli;
 import io.dlock.BackendUnavailableException;
 import io.dlock.DistributedLock;
 import io.dlock.Lease;
-import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
@@ -151,7 +150,8 @@ final class RunCommand implements Callable<Integer> {
       return ExitCodes.INTERRUPTED;
     }
     AtomicBoolean stopped = new AtomicBoolean();
-    held.onLost(event -> onLost(event, child, stopped, err));
+    AtomicBoolean told = new AtomicBoolean();
+    held.onLost(event -> onLost(event.detail(), child, stopped, told, err));
     int status;
     try {
       status = child.waitFor();
@@ -167,15 +167,22 @@ final class RunCommand implements Callable<Integer> {
     if (stopped.get()) {
       return ExitCodes.LEASE_LOST;
     }
-    if (!stillHeld) {
+    if (!stillHeld && onLost == OnLost.kill) {
       // Lost while the command ran, and found only now (a command shorter than a renewal): the
       // command ran without the lock for some of its time, which its status must not hide.
-      err.println(
-          "dlock: the lease of '"
-              + name
-              + "' was lost before the command ended; it ran without the lock for some time");
-      err.flush();
+      if (!told.getAndSet(true)) {
+        err.println(
+            "dlock: the lease of '"
+                + name
+                + "' was lost before the command ended; it ran without the lock for some time");
+        err.flush();
+      }
       return ExitCodes.LEASE_LOST;
+    }
+    if (!stillHeld) {
+      // --on-lost=warn: the command's own status, and the loss said here unless its notice was
+      // (which the release also fires, but on another thread that this JVM may not wait for).
+      onLost("found at the release", child, stopped, told, err);
     }
     return status;
   }
@@ -186,24 +193,24 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  private void onLost(LeaseLostEvent event, Process child, AtomicBoolean stopped, PrintWriter err) {
+  private void onLost(
+      String detail, Process child, AtomicBoolean stopped, AtomicBoolean told, PrintWriter err) {
+    if (told.getAndSet(true)) {
+      return;
+    }
     if (onLost == OnLost.warn) {
       err.println(
           "dlock: warning: the lease of '"
               + name
               + "' was lost ("
-              + event.detail()
+              + detail
               + ");"
               + " the command goes on without the lock");
       err.flush();
       return;
     }
     err.println(
-        "dlock: the lease of '"
-            + name
-            + "' was lost ("
-            + event.detail()
-            + "); stopping the command");
+        "dlock: the lease of '" + name + "' was lost (" + detail + "); stopping the command");
     err.flush();
     stopped.set(true);
     stop(child, killAfter);
