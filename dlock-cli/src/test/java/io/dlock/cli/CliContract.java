@@ -12,9 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,34 +60,8 @@ abstract class CliContract {
 
   @Test
   void fourRunnersRunning50TimesEachNeverLoseAnIncrement() throws Exception {
-    Path counter = dir.resolve("counter");
-    Files.writeString(counter, "0");
-    String name = prefix + "counter";
-    // Read, wait a little, write back plus one: without the lock, increments get lost.
-    String script = "n=$(cat '" + counter + "'); sleep 0.01; echo $((n+1)) > '" + counter + "'";
-    ExecutorService workers = Executors.newFixedThreadPool(4);
-    try {
-      List<Future<List<Integer>>> results = new ArrayList<>();
-      for (int p = 0; p < 4; p++) {
-        results.add(
-            workers.submit(
-                () -> {
-                  List<Integer> exits = new ArrayList<>();
-                  for (int i = 0; i < 50; i++) {
-                    exits.add(
-                        dlock("run", "--name", name, "--wait", "60s", "--", "sh", "-c", script)
-                            .exit());
-                  }
-                  return exits;
-                }));
-      }
-      for (Future<List<Integer>> result : results) {
-        assertThat(result.get(10, TimeUnit.MINUTES)).containsOnly(0);
-      }
-    } finally {
-      workers.shutdownNow();
-    }
-    assertThat(Files.readString(counter).trim()).isEqualTo("200");
+    CliChecks.fourRunnersFiftyTimesEachLoseNoIncrement(
+        dir, prefix + "counter", args -> dlock(args[0], rest(args)));
   }
 
   @Test
@@ -324,10 +295,11 @@ abstract class CliContract {
   }
 
   private void awaitHeld(String name) {
-    await()
-        .atMost(scaled(60_000))
-        .pollInterval(Duration.ofMillis(200))
-        .until(() -> dlock("status", name, "--json").out().contains("\"" + name + "\""));
+    CliChecks.awaitHeld(name, args -> dlock(args[0], rest(args)));
+  }
+
+  private static String[] rest(String[] args) {
+    return java.util.Arrays.copyOfRange(args, 1, args.length);
   }
 
   static String read(Path file) throws IOException {

@@ -1,7 +1,6 @@
 package io.dlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.dlock.Lease;
 import io.dlock.LockClient;
@@ -10,14 +9,10 @@ import io.dlock.testkit.TestTiming;
 import io.dlock.testkit.server.RedisServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -66,34 +61,8 @@ class CliProcessesIT {
 
   @Test
   void fourProcessesRunning50TimesEachNeverLoseAnIncrement() throws Exception {
-    Path counter = dir.resolve("counter");
-    Files.writeString(counter, "0");
-    String name = prefix + "counter";
-    // Read, wait a little, write back plus one: without the lock, increments get lost.
-    String script = "n=$(cat '" + counter + "'); sleep 0.01; echo $((n+1)) > '" + counter + "'";
-    ExecutorService workers = Executors.newFixedThreadPool(4);
-    try {
-      List<Future<List<Integer>>> results = new ArrayList<>();
-      for (int p = 0; p < 4; p++) {
-        results.add(
-            workers.submit(
-                () -> {
-                  List<Integer> exits = new ArrayList<>();
-                  for (int i = 0; i < 50; i++) {
-                    exits.add(
-                        dlock("run", "--name", name, "--wait", "60s", "--", "sh", "-c", script)
-                            .exit());
-                  }
-                  return exits;
-                }));
-      }
-      for (Future<List<Integer>> result : results) {
-        assertThat(result.get(10, TimeUnit.MINUTES)).containsOnly(0);
-      }
-    } finally {
-      workers.shutdownNow();
-    }
-    assertThat(Files.readString(counter).trim()).isEqualTo("200");
+    CliChecks.fourRunnersFiftyTimesEachLoseNoIncrement(
+        dir, prefix + "counter", args -> dlock(args[0], rest(args)));
   }
 
   @Test
@@ -195,9 +164,10 @@ class CliProcessesIT {
   }
 
   private void awaitHeld(String name) {
-    await()
-        .atMost(TestTiming.millis(60_000))
-        .pollInterval(Duration.ofMillis(200))
-        .until(() -> dlock("status", name, "--json").out().contains("\"" + name + "\""));
+    CliChecks.awaitHeld(name, args -> dlock(args[0], rest(args)));
+  }
+
+  private static String[] rest(String[] args) {
+    return java.util.Arrays.copyOfRange(args, 1, args.length);
   }
 }
