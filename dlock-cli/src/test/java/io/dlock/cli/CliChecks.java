@@ -39,7 +39,7 @@ final class CliChecks {
             runners.submit(
                 () -> {
                   List<Integer> exits = new ArrayList<>();
-                  for (int i = 0; i < 50; i++) {
+                  for (int i = 0; i < times; i++) {
                     exits.add(
                         dlock
                             .apply(
@@ -57,7 +57,7 @@ final class CliChecks {
     } finally {
       runners.shutdownNow();
     }
-    assertThat(Files.readString(counter).trim()).isEqualTo("200");
+    assertThat(Files.readString(counter).trim()).isEqualTo(Integer.toString(4 * times));
   }
 
   /** Waits until {@code dlock status} shows the lock held. */

@@ -60,9 +60,11 @@ class CliProcessesIT {
   }
 
   @Test
-  void fourProcessesRunning50TimesEachNeverLoseAnIncrement() throws Exception {
-    CliChecks.fourRunnersFiftyTimesEachLoseNoIncrement(
-        dir, prefix + "counter", args -> dlock(args[0], rest(args)));
+  void fourProcessesRunning15TimesEachNeverLoseAnIncrement() throws Exception {
+    // 15 each, not the 50 each that every backend runs in process (CliContract): a JVM start per
+    // run costs about a second on two cores, and the race is the same.
+    CliChecks.fourRunnersLoseNoIncrement(
+        dir, prefix + "counter", 15, args -> dlock(args[0], rest(args)));
   }
 
   @Test
