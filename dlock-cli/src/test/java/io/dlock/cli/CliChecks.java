@@ -23,11 +23,11 @@ final class CliChecks {
   private CliChecks() {}
 
   /**
-   * Four runners of {@code dlock run}, 50 times each, add one to a counter in a file under one lock
-   * (read, wait a little, write back): without the lock, increments get lost.
+   * Four runners of {@code dlock run}, {@code times} each, add one to a counter in a file under one
+   * lock (read, wait a little, write back): without the lock, increments get lost.
    */
-  static void fourRunnersFiftyTimesEachLoseNoIncrement(
-      Path dir, String name, Function<String[], Cli.Result> dlock) throws Exception {
+  static void fourRunnersLoseNoIncrement(
+      Path dir, String name, int times, Function<String[], Cli.Result> dlock) throws Exception {
     Path counter = dir.resolve("counter");
     Files.writeString(counter, "0");
     String script = "n=$(cat '" + counter + "'); sleep 0.01; echo $((n+1)) > '" + counter + "'";
