@@ -14,6 +14,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -82,12 +84,16 @@ public interface MutualExclusionContract {
     LockClient client = fixture().newClient();
     LockClient abandoning = fixture().newClient();
     int names = 4;
+    // A deletion behind everyone's back runs while no other name's call is in flight: H2 2.3
+    // reads INFORMATION_SCHEMA.SESSIONS (row mode's forced release) with an internal error while
+    // other sessions commit. The grants of the four names still overlap one another.
+    ReadWriteLock alone = new ReentrantReadWriteLock();
     ExecutorService pool = Executors.newFixedThreadPool(names);
     try {
       List<Future<Integer>> expiries = new ArrayList<>();
       for (int n = 0; n < names; n++) {
         String lockName = fixture().name("fence-" + n);
-        expiries.add(pool.submit(() -> grantInTurn(client, abandoning, lockName, 2_500)));
+        expiries.add(pool.submit(() -> grantInTurn(client, abandoning, lockName, 2_500, alone)));
       }
       for (Future<Integer> perName : expiries) {
         assertThat(perName.get(10, TimeUnit.MINUTES)).isEqualTo(5);
@@ -98,7 +104,8 @@ public interface MutualExclusionContract {
   }
 
   /** {@code grants} grants of one name in turn, checking its tokens; returns the expiries seen. */
-  private int grantInTurn(LockClient client, LockClient abandoning, String lockName, int grants) {
+  private int grantInTurn(
+      LockClient client, LockClient abandoning, String lockName, int grants, ReadWriteLock alone) {
     DistributedLock lock = client.lock(lockName);
     DistributedLock shortLived =
         abandoning.lock(lockName, LockOptions.defaults().withFixedLease(millis(400)));
@@ -108,26 +115,50 @@ public interface MutualExclusionContract {
       long token;
       if (i % 500 == 499) {
         // A grant that is never released: the next grant comes only after it expires.
-        Lease abandoned = shortLived.tryAcquire().orElseThrow();
-        token = abandoned.fencingToken();
-        assertThat(token).isGreaterThan(last);
-        last = token;
-        try (Lease afterExpiry = lock.acquire(millis(5_000))) {
-          token = afterExpiry.fencingToken();
+        alone.readLock().lock();
+        try {
+          Lease abandoned = shortLived.tryAcquire().orElseThrow();
+          token = abandoned.fencingToken();
+          assertThat(token).isGreaterThan(last);
+          last = token;
+          try (Lease afterExpiry = lock.acquire(millis(5_000))) {
+            token = afterExpiry.fencingToken();
+          }
+          assertThat(abandoned.release()).as("release after expiry is a no-op").isFalse();
+        } finally {
+          alone.readLock().unlock();
         }
-        assertThat(abandoned.release()).as("release after expiry is a no-op").isFalse();
         expiries++;
       } else if (i % 625 == 312) {
         // The lock key deleted behind everyone's back: the counter must still go on.
-        try (Lease lease = lock.tryAcquire().orElseThrow()) {
-          assertThat(lease.fencingToken()).isGreaterThan(last);
-          last = lease.fencingToken();
-          fixture().deleteLockOnServer(lockName);
+        Lease lease;
+        alone.readLock().lock();
+        try {
+          lease = lock.tryAcquire().orElseThrow();
+        } finally {
+          alone.readLock().unlock();
         }
-        token = lock.tryAcquire().map(l -> closeAndGetToken(l)).orElseThrow();
+        assertThat(lease.fencingToken()).isGreaterThan(last);
+        last = lease.fencingToken();
+        alone.writeLock().lock();
+        try {
+          fixture().deleteLockOnServer(lockName);
+        } finally {
+          alone.writeLock().unlock();
+        }
+        alone.readLock().lock();
+        try {
+          lease.close();
+          token = lock.tryAcquire().map(l -> closeAndGetToken(l)).orElseThrow();
+        } finally {
+          alone.readLock().unlock();
+        }
       } else {
+        alone.readLock().lock();
         try (Lease lease = lock.tryAcquire().orElseThrow()) {
           token = lease.fencingToken();
+        } finally {
+          alone.readLock().unlock();
         }
       }
       assertThat(token).as("%s: grant %d", lockName, i).isGreaterThan(last);
