@@ -28,8 +28,8 @@ class TortureIT {
    * The classic faults each of the three main backends runs here: together every classic fault,
    * each where it tests the most of that backend (a pause past the lease, a restart and slowed
    * replies on Redis; a short pause and a partition against ZooKeeper's session; a killed holder
-   * and clock offsets on PostgreSQL's lease rows, judged by the database's clock), and a restart
-   * on all three (tokens after recovery, sessions ended by the server).
+   * and clock offsets on PostgreSQL's lease rows, judged by the database's clock), and a restart on
+   * all three (tokens after recovery, sessions ended by the server).
    */
   static final Map<String, List<Scenario>> CLASSIC_IN_VERIFY =
       Map.of(
