@@ -161,30 +161,33 @@ final class RunCommand implements Callable<Integer> {
       interrupted = true;
       stop(child, killAfter);
       boolean stillHeld = release(held, err, shutdown);
-      return stopped.get() || !stillHeld ? ExitCodes.LEASE_LOST : ExitCodes.INTERRUPTED;
+      return stopped.get() || (!stillHeld && onLost == OnLost.kill)
+          ? ExitCodes.LEASE_LOST
+          : ExitCodes.INTERRUPTED;
     }
     boolean stillHeld = release(held, err, shutdown);
     if (stopped.get()) {
       return ExitCodes.LEASE_LOST;
     }
-    if (!stillHeld && onLost == OnLost.kill) {
-      // Lost while the command ran, and found only now (a command shorter than a renewal): the
-      // command ran without the lock for some of its time, which its status must not hide.
-      if (!told.getAndSet(true)) {
-        err.println(
-            "dlock: the lease of '"
-                + name
-                + "' was lost before the command ended; it ran without the lock for some time");
-        err.flush();
-      }
-      return ExitCodes.LEASE_LOST;
+    if (stillHeld) {
+      return status;
     }
-    if (!stillHeld) {
-      // --on-lost=warn: the command's own status, and the loss said here unless its notice was
-      // (which the release also fires, but on another thread that this JVM may not wait for).
+    // Lost while the command ran and found only now (a command shorter than a renewal). The loss
+    // is said here unless its notice said it (the release fires it too, but on another thread
+    // that this JVM may not wait for). --on-lost=warn keeps the command's status; kill does not
+    // let it hide that the command ran without the lock for some of its time.
+    if (onLost == OnLost.warn) {
       onLost("found at the release", child, stopped, told, err);
+      return status;
     }
-    return status;
+    if (!told.getAndSet(true)) {
+      err.println(
+          "dlock: the lease of '"
+              + name
+              + "' was lost before the command ended; it ran without the lock for some time");
+      err.flush();
+    }
+    return ExitCodes.LEASE_LOST;
   }
 
   private void clearInterrupt() {

@@ -21,7 +21,10 @@ import org.jspecify.annotations.Nullable;
  * started only while no stop has begun, under the lock the hook takes to find it.
  */
 final class RunShutdown implements AutoCloseable {
-  /** How long a stopped dlock waits, once its command ended, for the release. */
+  /**
+   * How long a stopped dlock waits, once its command ended (after the grace of {@code
+   * --kill-after}) or its acquisition was interrupted, for the release and the client's close.
+   */
   static final Duration RELEASE_BOUND = Duration.ofSeconds(10);
 
   private final String lockName;
@@ -99,13 +102,14 @@ final class RunShutdown implements AutoCloseable {
       RunCommand.stop(running, killAfter); // the calling thread sees it end and releases
     }
     try {
-      if (!released.await(killAfter.plus(RELEASE_BOUND).toMillis(), TimeUnit.MILLISECONDS)) {
+      if (!released.await(RELEASE_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
         err.println(
             "dlock: warning: the lock '"
                 + lockName
                 + "' was not released within "
                 + Durations.format(RELEASE_BOUND)
-                + " of the stop; it is free when its lease runs out");
+                + " of the command's end (the backend did not answer); it is free when its lease"
+                + " runs out");
         err.flush();
       }
     } catch (InterruptedException e) {
