@@ -66,8 +66,13 @@ public final class BenchmarkMain {
     }
   }
 
-  /** A line on standard error, so that a long run shows where it is without touching the report. */
+  private static final long STARTED = System.nanoTime();
+
+  /**
+   * A line on standard error with the seconds since the start, so that a long run shows where it is
+   * (and where its time goes) without touching the report.
+   */
   static void progress(String what) {
-    System.err.println("[dlock-bench] " + what);
+    System.err.printf("[dlock-bench] %6.1f s  %s%n", (System.nanoTime() - STARTED) / 1e9, what);
   }
 }

@@ -35,17 +35,19 @@ record RunPlan(
   }
 
   static RunPlan quickPlan() {
+    // Every scenario and table of the full run, each as short as still gives a figure: CI runs it
+    // as a smoke test (QuickModeIT), so its cost is paid on every submission.
     return new RunPlan(
         true,
         2,
-        Duration.ofMillis(300),
-        Duration.ofMillis(200),
+        Duration.ofMillis(150),
+        Duration.ofMillis(100),
         16,
         new int[] {100, 1_000},
-        Duration.ofSeconds(3),
-        Duration.ofMillis(1500),
-        new int[] {10, 100, 1_000},
-        20,
-        10_000);
+        Duration.ofSeconds(1),
+        Duration.ofMillis(600),
+        new int[] {10, 50, 200},
+        10,
+        2_000);
   }
 }

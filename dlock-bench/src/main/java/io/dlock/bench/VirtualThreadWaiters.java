@@ -46,7 +46,7 @@ final class VirtualThreadWaiters {
   static void run(RunPlan plan, MarkdownReport report) throws Exception {
     BenchmarkMain.progress("virtual-thread waiters");
     StringBuilder t = report.section(MarkdownReport.VIRTUAL_THREADS);
-    int waiters = plan.quick() ? 1_000 : 10_000;
+    int waiters = plan.quick() ? 500 : 10_000;
     List<String> lines;
     String jvm;
     if (Runtime.version().feature() >= 21) {

@@ -16,6 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -124,10 +127,27 @@ class MySqlFencesTest {
     try (LockClient client = JdbcLocks.newClient(settings, LockClientOptions.defaults());
         Connection c = DriverManager.getConnection(mariaDb())) {
       assertThat(count(c, table + "_fences")).isEqualTo(MySqlFences.SLOTS);
-      for (int i = 0; i < names; i++) {
-        Lease lease = client.lock("bounded-" + i).tryAcquire().orElseThrow();
-        assertThat(lease.fencingToken()).isPositive();
-        lease.release();
+      // Four callers at once, to spend the round trips in parallel.
+      ExecutorService callers = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          int first = t;
+          done.add(
+              callers.submit(
+                  () -> {
+                    for (int i = first; i < names; i += 4) {
+                      Lease lease = client.lock("bounded-" + i).tryAcquire().orElseThrow();
+                      assertThat(lease.fencingToken()).isPositive();
+                      lease.release();
+                    }
+                  }));
+        }
+        for (Future<?> f : done) {
+          f.get(5, TimeUnit.MINUTES);
+        }
+      } finally {
+        callers.shutdownNow();
       }
       assertThat(count(c, table)).as("lease rows left").isZero();
       assertThat(count(c, table + "_fences"))

@@ -101,6 +101,10 @@ class SilentHolderTest {
       assertThat(taken.fencingToken()).isGreaterThan(held.fencingToken());
       await().atMost(millis(5_000)).until(() -> !held.isValid());
       taken.release();
+      // The silent sockets closed before the cut-off client: closing a client whose connections
+      // hang in silence takes 6 s (row mode) to 21 s (PostgreSQL's session mode), a defect of
+      // close() left to the safety issue; this test measures the replacement, not the close.
+      proxy.close();
     }
   }
 

@@ -1,7 +1,10 @@
 package io.dlock.redis;
 
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
 import io.dlock.spi.LockBackend;
 import io.dlock.testkit.LockContractTest;
+import io.dlock.testkit.TestTiming;
 import io.dlock.testkit.server.RedisClusterProcess;
 import io.dlock.testkit.server.RedisServerProcess;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -27,6 +30,16 @@ class RedisClusterLockContractTest extends LockContractTest {
   @Override
   protected LockBackend newBackend() {
     return RedisLockBackend.connect(RedisLockSettings.of(cluster.uri()));
+  }
+
+  /**
+   * A longer operation timeout than the kit's 2 s: a new Cluster client's first call waits for the
+   * topology of every node, which on two busy cores (another test JVM beside this one) took longer
+   * than 2 s. The tests of a stopped or unreachable server make clients of their own.
+   */
+  @Override
+  protected LockClient newClient() {
+    return newClient(LockClientOptions.defaults().withOperationTimeout(TestTiming.millis(5_000)));
   }
 
   @Override

@@ -73,7 +73,7 @@ public interface MutualExclusionContract {
   }
 
   /**
-   * Ten thousand grants, on four names at once: each name's grants follow one another, so each
+   * Ten thousand grants, on eight names at once: each name's grants follow one another, so each
    * name's tokens must rise strictly, while the other names draw tokens beside it (the names run
    * concurrently only to spend the round trips in parallel). Every name also sees grants that
    * expire unreleased and its lock deleted on the server behind everyone's back.
@@ -83,20 +83,21 @@ public interface MutualExclusionContract {
       throws Exception {
     LockClient client = fixture().newClient();
     LockClient abandoning = fixture().newClient();
-    int names = 4;
+    int names = 8;
     // A deletion behind everyone's back runs while no other name's call is in flight: H2 2.3
     // reads INFORMATION_SCHEMA.SESSIONS (row mode's forced release) with an internal error while
-    // other sessions commit. The grants of the four names still overlap one another.
+    // other sessions commit. The grants of the eight names still overlap one another.
     ReadWriteLock alone = new ReentrantReadWriteLock();
     ExecutorService pool = Executors.newFixedThreadPool(names);
     try {
       List<Future<Integer>> expiries = new ArrayList<>();
       for (int n = 0; n < names; n++) {
         String lockName = fixture().name("fence-" + n);
-        expiries.add(pool.submit(() -> grantInTurn(client, abandoning, lockName, 2_500, alone)));
+        expiries.add(
+            pool.submit(() -> grantInTurn(client, abandoning, lockName, 10_000 / names, alone)));
       }
       for (Future<Integer> perName : expiries) {
-        assertThat(perName.get(10, TimeUnit.MINUTES)).isEqualTo(5);
+        assertThat(perName.get(10, TimeUnit.MINUTES)).isEqualTo(3);
       }
     } finally {
       pool.shutdownNow();
@@ -113,7 +114,7 @@ public interface MutualExclusionContract {
     int expiries = 0;
     for (int i = 0; i < grants; i++) {
       long token;
-      if (i % 500 == 499) {
+      if (i % 400 == 399) {
         // A grant that is never released: the next grant comes only after it expires.
         alone.readLock().lock();
         try {

@@ -70,7 +70,10 @@ final class Probe implements AutoCloseable {
       options = options.withOwnerId(ownerId);
     }
     LockOptions chosen = options;
-    Duration wait = target.holdAfterDeath(settings.lease()).plus(Duration.ofSeconds(15));
+    // Past the next-grant bound and a lease more, the probe's wait proves nothing more: a lock
+    // granted to nobody by then fails the run (NextGrantCriterion) whether the probe waits on or
+    // not, and a worker granted it first ends the probe's purpose (someone was waiting).
+    Duration wait = target.nextGrantBound(settings.lease()).plus(settings.lease());
     contenders.add(
         CompletableFuture.runAsync(
             () -> {

@@ -17,9 +17,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The short runs of the fault scenarios that {@code ./mvnw verify} makes, with the pass criteria of
  * docs/safety.md: every target at least once, every classic fault on at least one lock backend, one
  * after another (runs side by side starve each other's holders past their leases on two cores).
- * Each run lasts {@code dlock.torture.seconds} of contention (default 5). The soak, {@code
- * ./torture}, runs every scenario on every target for as long as asked (docs/testing.md says what
- * runs where). The report of each target is written to {@code target/torture-it/<target>.md}.
+ * Each run lasts {@code dlock.torture.seconds} of contention (default 3), or as long as its fault
+ * and a lease of calm after it take, if longer. The soak, {@code ./torture}, runs every scenario on
+ * every target for as long as asked (docs/testing.md says what runs where). The report of each
+ * target is written to {@code target/torture-it/<target>.md}.
  */
 class TortureIT {
   private static final Path DIR = Path.of("target", "torture-it");
@@ -38,7 +39,7 @@ class TortureIT {
           "postgres", List.of(Scenario.KILL, Scenario.CLOCK_OFFSET, Scenario.RESTART));
 
   private static Duration perRun() {
-    return Duration.ofSeconds(Long.getLong("dlock.torture.seconds", 5));
+    return Duration.ofSeconds(Long.getLong("dlock.torture.seconds", 3));
   }
 
   @Test
