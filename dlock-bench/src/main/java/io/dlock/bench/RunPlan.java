@@ -39,7 +39,7 @@ record RunPlan(
     // as a smoke test (QuickModeIT), so its cost is paid on every submission.
     return new RunPlan(
         true,
-        2,
+        1,
         Duration.ofMillis(150),
         Duration.ofMillis(100),
         16,
