@@ -11,6 +11,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -19,6 +20,13 @@ import org.junit.jupiter.api.Test;
 abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
   private static final AtomicInteger TABLES = new AtomicInteger();
   static final String PREFIX = "idem_test_";
+
+  /**
+   * Tables that a test drops and makes again are this JVM's own: the MariaDB classes of two test
+   * JVMs share the external server's database.
+   */
+  private static final String OWN =
+      Long.toString(ThreadLocalRandom.current().nextLong(1L << 30, 1L << 35), 36);
 
   static String url;
   static HikariDataSource pool;
@@ -57,82 +65,100 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
   @Test
   void tokenTablesMadeBeforeRequestIdsGetTheirColumnFromCreateSchemaAndOtherwiseAClearError()
       throws Exception {
-    String prefix = PREFIX + "old_";
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
-      s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
-      // The table as the previous version made it, without consumed_by.
-      s.execute(
-          "CREATE TABLE "
-              + prefix
-              + "tokens (token_hash VARCHAR(64) NOT NULL PRIMARY KEY, expires_at BIGINT NOT NULL,"
-              + " consumed_at BIGINT, forget_at BIGINT NOT NULL)");
-    }
-    JdbcIdempotency db =
-        JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
-    TokenStore tokens = db.tokenStore();
-    IssuedToken token = tokens.issue(Duration.ofMinutes(1));
-    assertThatThrownBy(() -> tokens.consume(token.value()))
-        .isInstanceOf(IdempotencyStoreException.class)
-        .hasMessageContaining("call createSchema()")
-        .hasMessageContaining("ADD consumed_by VARCHAR(64)");
+    String prefix = PREFIX + "old_" + OWN + "_";
+    try {
+      try (Connection c = pool.getConnection();
+          Statement s = c.createStatement()) {
+        s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
+        s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
+        // The table as the previous version made it, without consumed_by.
+        s.execute(
+            "CREATE TABLE "
+                + prefix
+                + "tokens (token_hash VARCHAR(64) NOT NULL PRIMARY KEY, expires_at BIGINT NOT NULL,"
+                + " consumed_at BIGINT, forget_at BIGINT NOT NULL)");
+      }
+      JdbcIdempotency db =
+          JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
+      TokenStore tokens = db.tokenStore();
+      IssuedToken token = tokens.issue(Duration.ofMinutes(1));
+      assertThatThrownBy(() -> tokens.consume(token.value()))
+          .isInstanceOf(IdempotencyStoreException.class)
+          .hasMessageContaining("call createSchema()")
+          .hasMessageContaining("ADD consumed_by VARCHAR(64)");
 
-    db.createSchema();
-    db.createSchema(); // a second time changes nothing
-    assertThat(tokens.consume(token.value(), "request")).isEqualTo(TokenConsumption.CONSUMED);
-    assertThat(tokens.consume(token.value(), "request")).isEqualTo(TokenConsumption.CONSUMED);
-    assertThat(tokens.consume(token.value(), "other")).isEqualTo(TokenConsumption.ALREADY_CONSUMED);
+      db.createSchema();
+      db.createSchema(); // a second time changes nothing
+      assertThat(tokens.consume(token.value(), "request")).isEqualTo(TokenConsumption.CONSUMED);
+      assertThat(tokens.consume(token.value(), "request")).isEqualTo(TokenConsumption.CONSUMED);
+      assertThat(tokens.consume(token.value(), "other"))
+          .isEqualTo(TokenConsumption.ALREADY_CONSUMED);
+    } finally {
+      dropTables(prefix);
+    }
   }
 
   @Test
   void dedupTablesMadeBeforeClaimAttemptsGetTheirColumnsFromCreateSchemaAndOtherwiseAClearError()
       throws Exception {
-    String prefix = PREFIX + "old_attempts_";
-    String legacyRequest = Tokens.requestIdHash("legacy-request");
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
-      s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
-      // The table as the previous version made it, without claim_attempt and claim_confirmed, with
-      // a claim of that version in progress.
-      s.execute(
-          "CREATE TABLE "
-              + prefix
-              + "dedup (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY, record_state CHAR(1) NOT NULL,"
-              + " owner_token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL,"
-              + " result_data "
-              + (url.startsWith("jdbc:postgresql") ? "BYTEA" : "VARBINARY(1000)")
-              + ", expires_at BIGINT NOT NULL)");
-      s.execute(
-          "INSERT INTO "
-              + prefix
-              + "dedup VALUES ('legacy', 'P', '"
-              + legacyRequest
-              + "', '', NULL, 9000000000000)");
-    }
-    JdbcIdempotency db =
-        JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
-    DedupRecords records = DedupRecords.on(db.dedupStore());
-    assertThatThrownBy(() -> records.claim("new", "", "request"))
-        .isInstanceOf(IdempotencyStoreException.class)
-        .hasMessageContaining("call createSchema()")
-        .hasMessageContaining("ADD claim_attempt VARCHAR(64)")
-        .hasMessageContaining("ADD claim_confirmed SMALLINT");
+    String prefix = PREFIX + "old_attempts_" + OWN + "_";
+    try {
+      String legacyRequest = Tokens.requestIdHash("legacy-request");
+      try (Connection c = pool.getConnection();
+          Statement s = c.createStatement()) {
+        s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
+        s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
+        // The table as the previous version made it, without claim_attempt and claim_confirmed,
+        // with
+        // a claim of that version in progress.
+        s.execute(
+            "CREATE TABLE "
+                + prefix
+                + "dedup (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY, record_state CHAR(1) NOT NULL,"
+                + " owner_token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL,"
+                + " result_data "
+                + (url.startsWith("jdbc:postgresql") ? "BYTEA" : "VARBINARY(1000)")
+                + ", expires_at BIGINT NOT NULL)");
+        s.execute(
+            "INSERT INTO "
+                + prefix
+                + "dedup VALUES ('legacy', 'P', '"
+                + legacyRequest
+                + "', '', NULL, 9000000000000)");
+      }
+      JdbcIdempotency db =
+          JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
+      DedupRecords records = DedupRecords.on(db.dedupStore());
+      assertThatThrownBy(() -> records.claim("new", "", "request"))
+          .isInstanceOf(IdempotencyStoreException.class)
+          .hasMessageContaining("call createSchema()")
+          .hasMessageContaining("ADD claim_attempt VARCHAR(64)")
+          .hasMessageContaining("ADD claim_confirmed SMALLINT");
 
-    db.createSchema();
-    db.createSchema(); // a second time changes nothing
-    ClaimOutcome claimed = records.claim("new", "", "request");
-    assertThat(claimed).isInstanceOf(ClaimOutcome.Claimed.class);
-    assertThat(records.claim("new", "", "request")).isInstanceOf(ClaimOutcome.InProgress.class);
-    assertThat(((ClaimOutcome.Claimed) claimed).claim().complete(new byte[] {1})).isTrue();
-    // The old version's claim may be running: a repeat of its request must not take it over.
-    assertThat(records.claim("legacy", "", "legacy-request"))
-        .isInstanceOf(ClaimOutcome.InProgress.class);
+      db.createSchema();
+      db.createSchema(); // a second time changes nothing
+      ClaimOutcome claimed = records.claim("new", "", "request");
+      assertThat(claimed).isInstanceOf(ClaimOutcome.Claimed.class);
+      assertThat(records.claim("new", "", "request")).isInstanceOf(ClaimOutcome.InProgress.class);
+      assertThat(((ClaimOutcome.Claimed) claimed).claim().complete(new byte[] {1})).isTrue();
+      // The old version's claim may be running: a repeat of its request must not take it over.
+      assertThat(records.claim("legacy", "", "legacy-request"))
+          .isInstanceOf(ClaimOutcome.InProgress.class);
+    } finally {
+      dropTables(prefix);
+    }
   }
 
   @Override
   List<String> crashingClaimantArgs() {
     return List.of("jdbc", url, PREFIX);
+  }
+
+  private static void dropTables(String prefix) throws java.sql.SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
+      s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
+    }
   }
 }

@@ -84,6 +84,7 @@ public interface MutualExclusionContract {
     LockClient client = fixture().newClient();
     LockClient abandoning = fixture().newClient();
     int names = 8;
+    int expiryEvery = 400; // every 400th grant of a name is left to expire
     // A deletion behind everyone's back runs while no other name's call is in flight: H2 2.3
     // reads INFORMATION_SCHEMA.SESSIONS (row mode's forced release) with an internal error while
     // other sessions commit. The grants of the eight names still overlap one another.
@@ -94,10 +95,12 @@ public interface MutualExclusionContract {
       for (int n = 0; n < names; n++) {
         String lockName = fixture().name("fence-" + n);
         expiries.add(
-            pool.submit(() -> grantInTurn(client, abandoning, lockName, 10_000 / names, alone)));
+            pool.submit(
+                () ->
+                    grantInTurn(client, abandoning, lockName, 10_000 / names, expiryEvery, alone)));
       }
       for (Future<Integer> perName : expiries) {
-        assertThat(perName.get(10, TimeUnit.MINUTES)).isEqualTo(3);
+        assertThat(perName.get(10, TimeUnit.MINUTES)).isEqualTo(10_000 / names / expiryEvery);
       }
     } finally {
       pool.shutdownNow();
@@ -106,7 +109,12 @@ public interface MutualExclusionContract {
 
   /** {@code grants} grants of one name in turn, checking its tokens; returns the expiries seen. */
   private int grantInTurn(
-      LockClient client, LockClient abandoning, String lockName, int grants, ReadWriteLock alone) {
+      LockClient client,
+      LockClient abandoning,
+      String lockName,
+      int grants,
+      int expiryEvery,
+      ReadWriteLock alone) {
     DistributedLock lock = client.lock(lockName);
     DistributedLock shortLived =
         abandoning.lock(lockName, LockOptions.defaults().withFixedLease(millis(400)));
@@ -114,7 +122,7 @@ public interface MutualExclusionContract {
     int expiries = 0;
     for (int i = 0; i < grants; i++) {
       long token;
-      if (i % 400 == 399) {
+      if (i % expiryEvery == expiryEvery - 1) {
         // A grant that is never released: the next grant comes only after it expires.
         alone.readLock().lock();
         try {

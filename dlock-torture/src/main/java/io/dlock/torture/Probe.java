@@ -70,10 +70,16 @@ final class Probe implements AutoCloseable {
       options = options.withOwnerId(ownerId);
     }
     LockOptions chosen = options;
-    // Past the next-grant bound and a lease more, the probe's wait proves nothing more: a lock
-    // granted to nobody by then fails the run (NextGrantCriterion) whether the probe waits on or
-    // not, and a worker granted it first ends the probe's purpose (someone was waiting).
-    Duration wait = target.nextGrantBound(settings.lease()).plus(settings.lease());
+    // The wait outlasts the time the faulted holder may keep the lock, then the next-grant bound
+    // and a lease more: a lock granted to nobody by then fails the run (NextGrantCriterion), and
+    // a lock left free that long while the probe waits fails it too (StuckLockCriterion counts a
+    // waiter's free time only from the holder's end, so the wait must reach past the bound).
+    Duration leaseLength = settings.lease();
+    Duration wait =
+        target
+            .holdAfterDeath(leaseLength)
+            .plus(target.nextGrantBound(leaseLength))
+            .plus(leaseLength);
     contenders.add(
         CompletableFuture.runAsync(
             () -> {
