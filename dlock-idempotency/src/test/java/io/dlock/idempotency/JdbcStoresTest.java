@@ -69,8 +69,6 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
     try {
       try (Connection c = pool.getConnection();
           Statement s = c.createStatement()) {
-        s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
-        s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
         // The table as the previous version made it, without consumed_by.
         s.execute(
             "CREATE TABLE "
@@ -106,11 +104,8 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
       String legacyRequest = Tokens.requestIdHash("legacy-request");
       try (Connection c = pool.getConnection();
           Statement s = c.createStatement()) {
-        s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
-        s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
         // The table as the previous version made it, without claim_attempt and claim_confirmed,
-        // with
-        // a claim of that version in progress.
+        // with a claim of that version in progress.
         s.execute(
             "CREATE TABLE "
                 + prefix
