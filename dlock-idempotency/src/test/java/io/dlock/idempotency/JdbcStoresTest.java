@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.dlock.idempotency.jdbc.JdbcIdempotency;
 import io.dlock.idempotency.jdbc.JdbcIdempotencySettings;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,15 +68,12 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
       throws Exception {
     String prefix = PREFIX + "old_" + OWN + "_";
     try {
-      try (Connection c = pool.getConnection();
-          Statement s = c.createStatement()) {
-        // The table as the previous version made it, without consumed_by.
-        s.execute(
-            "CREATE TABLE "
-                + prefix
-                + "tokens (token_hash VARCHAR(64) NOT NULL PRIMARY KEY, expires_at BIGINT NOT NULL,"
-                + " consumed_at BIGINT, forget_at BIGINT NOT NULL)");
-      }
+      // The table as the previous version made it, without consumed_by.
+      execute(
+          "CREATE TABLE "
+              + prefix
+              + "tokens (token_hash VARCHAR(64) NOT NULL PRIMARY KEY, expires_at BIGINT NOT NULL,"
+              + " consumed_at BIGINT, forget_at BIGINT NOT NULL)");
       JdbcIdempotency db =
           JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
       TokenStore tokens = db.tokenStore();
@@ -102,25 +100,21 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
     String prefix = PREFIX + "old_attempts_" + OWN + "_";
     try {
       String legacyRequest = Tokens.requestIdHash("legacy-request");
-      try (Connection c = pool.getConnection();
-          Statement s = c.createStatement()) {
-        // The table as the previous version made it, without claim_attempt and claim_confirmed,
-        // with a claim of that version in progress.
-        s.execute(
-            "CREATE TABLE "
-                + prefix
-                + "dedup (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY, record_state CHAR(1) NOT NULL,"
-                + " owner_token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL,"
-                + " result_data "
-                + (url.startsWith("jdbc:postgresql") ? "BYTEA" : "VARBINARY(1000)")
-                + ", expires_at BIGINT NOT NULL)");
-        s.execute(
-            "INSERT INTO "
-                + prefix
-                + "dedup VALUES ('legacy', 'P', '"
-                + legacyRequest
-                + "', '', NULL, 9000000000000)");
-      }
+      // The table as the previous version made it, without claim_attempt and claim_confirmed,
+      // with a claim of that version in progress.
+      execute(
+          "CREATE TABLE "
+              + prefix
+              + "dedup (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY, record_state CHAR(1) NOT NULL,"
+              + " owner_token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL,"
+              + " result_data "
+              + (url.startsWith("jdbc:postgresql") ? "BYTEA" : "VARBINARY(1000)")
+              + ", expires_at BIGINT NOT NULL)",
+          "INSERT INTO "
+              + prefix
+              + "dedup VALUES ('legacy', 'P', '"
+              + legacyRequest
+              + "', '', NULL, 9000000000000)");
       JdbcIdempotency db =
           JdbcIdempotency.on(pool, JdbcIdempotencySettings.defaults().withTablePrefix(prefix));
       DedupRecords records = DedupRecords.on(db.dedupStore());
@@ -149,11 +143,17 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
     return List.of("jdbc", url, PREFIX);
   }
 
-  private static void dropTables(String prefix) throws java.sql.SQLException {
+  private static void dropTables(String prefix) throws SQLException {
+    execute(
+        "DROP TABLE IF EXISTS " + prefix + "tokens", "DROP TABLE IF EXISTS " + prefix + "dedup");
+  }
+
+  private static void execute(String... statements) throws SQLException {
     try (Connection c = pool.getConnection();
         Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + prefix + "tokens");
-      s.execute("DROP TABLE IF EXISTS " + prefix + "dedup");
+      for (String sql : statements) {
+        s.execute(sql);
+      }
     }
   }
 }

@@ -90,10 +90,12 @@ public interface CancellationContract {
     // On a slow machine the storm goes on (up to 20 s) until it has granted and interrupted often
     // enough for both to have met every stage of an attempt.
     long hardEnd = System.nanoTime() + millis(20_000).toNanos();
+    int enough = 20; // grants, and interrupts
     java.util.function.BooleanSupplier storming =
         () ->
             System.nanoTime() < stormEnd
-                || ((acquired.get() < 20 || interrupted.get() < 20) && System.nanoTime() < hardEnd);
+                || ((acquired.get() < enough || interrupted.get() < enough)
+                    && System.nanoTime() < hardEnd);
     List<Thread> workers = new ArrayList<>();
     CountDownLatch started = new CountDownLatch(threads);
     for (int t = 0; t < threads; t++) {
@@ -154,8 +156,8 @@ public interface CancellationContract {
       }
     }
     assertThat(unexpected).as("only timeouts and interrupts may end an attempt").isEmpty();
-    assertThat(interrupted.get()).isGreaterThanOrEqualTo(20);
-    assertThat(acquired.get()).isGreaterThanOrEqualTo(20);
+    assertThat(interrupted.get()).isGreaterThanOrEqualTo(enough);
+    assertThat(acquired.get()).isGreaterThanOrEqualTo(enough);
     await()
         .atMost(millis(10_000))
         .untilAsserted(
