@@ -80,10 +80,8 @@ public interface LeaseContract {
     String lockName = fixture().name("fixed");
     AtomicReference<LeaseLostEvent> ended = new AtomicReference<>();
     Lease held =
-        client
-            .lock(lockName, LockOptions.defaults().withFixedLease(millis(300)))
-            .tryAcquire()
-            .orElseThrow();
+        fixture()
+            .grantShortLease(client, lockName, LockOptions.defaults().withFixedLease(millis(300)));
     held.onLost(ended::set);
     Lease next = other.lock(lockName).acquire(millis(5000));
     assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());

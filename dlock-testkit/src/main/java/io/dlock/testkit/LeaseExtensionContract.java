@@ -35,10 +35,8 @@ public interface LeaseExtensionContract {
     LockClient other = fixture().newClient();
     String lockName = fixture().name("extended");
     Lease lease =
-        holder
-            .lock(lockName, LockOptions.defaults().withFixedLease(millis(600)))
-            .tryAcquire()
-            .orElseThrow();
+        fixture()
+            .grantShortLease(holder, lockName, LockOptions.defaults().withFixedLease(millis(600)));
 
     lease.extend(millis(6000));
 

@@ -116,8 +116,7 @@ public interface MutualExclusionContract {
       int expiryEvery,
       ReadWriteLock alone) {
     DistributedLock lock = client.lock(lockName);
-    DistributedLock shortLived =
-        abandoning.lock(lockName, LockOptions.defaults().withFixedLease(millis(400)));
+    LockOptions shortLived = LockOptions.defaults().withFixedLease(millis(400));
     long last = Long.MIN_VALUE;
     int expiries = 0;
     for (int i = 0; i < grants; i++) {
@@ -126,7 +125,7 @@ public interface MutualExclusionContract {
         // A grant that is never released: the next grant comes only after it expires.
         alone.readLock().lock();
         try {
-          Lease abandoned = shortLived.tryAcquire().orElseThrow();
+          Lease abandoned = fixture().grantShortLease(abandoning, lockName, shortLived);
           token = abandoned.fencingToken();
           assertThat(token).isGreaterThan(last);
           last = token;

@@ -94,10 +94,9 @@ public interface ReentrancyContract {
     LockClient staleClient = fixture().newClient();
     String lockName = fixture().name("owner");
     Lease stale =
-        staleClient
-            .lock(lockName, LockOptions.defaults().withFixedLease(millis(150)))
-            .tryAcquire()
-            .orElseThrow();
+        fixture()
+            .grantShortLease(
+                staleClient, lockName, LockOptions.defaults().withFixedLease(millis(150)));
     Lease holder = holderClient.lock(lockName).acquire(millis(5000));
 
     assertThat(stale.isValid()).as("the stale holder's lease ran out").isFalse();
@@ -143,10 +142,11 @@ public interface ReentrancyContract {
             .tryAcquire()
             .orElseThrow();
     Lease shortHold =
-        second
-            .lock(lockName, LockOptions.defaults().withOwnerId(owner).withFixedLease(millis(200)))
-            .tryAcquire()
-            .orElseThrow();
+        fixture()
+            .grantShortLease(
+                second,
+                lockName,
+                LockOptions.defaults().withOwnerId(owner).withFixedLease(millis(200)));
     assertThat(shortHold.fencingToken()).isEqualTo(longHold.fencingToken());
     await().atMost(millis(3000)).until(() -> !shortHold.isValid());
     assertThat(longHold.isValid()).isTrue();
