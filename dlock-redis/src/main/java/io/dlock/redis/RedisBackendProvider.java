@@ -9,10 +9,10 @@ import java.util.Map;
 /**
  * Makes Redis backends from {@code redis://} and {@code rediss://} URIs for {@link
  * io.dlock.LockClients}. Properties: {@code username}, {@code password}, {@code keyPrefix}, {@code
- * commandTimeout} (an ISO-8601 duration such as {@code PT2S}), {@code fencingCounters} (see {@link
- * RedisLockSettings#withFencingCounters}); for {@code redlock://host:port,...} (and {@code
- * redlocks://}), {@code keyPrefix} and {@code nodeTimeout} (ISO-8601), with the credentials in the
- * URI. A malformed duration fails with {@link IllegalArgumentException} naming the property.
+ * commandTimeout} (an ISO-8601 duration such as {@code PT2S}); for {@code redlock://host:port,...}
+ * (and {@code redlocks://}), {@code keyPrefix} and {@code nodeTimeout} (ISO-8601), with the
+ * credentials in the URI. A malformed duration fails with {@link IllegalArgumentException} naming
+ * the property.
  */
 public final class RedisBackendProvider implements LockBackendProvider {
 

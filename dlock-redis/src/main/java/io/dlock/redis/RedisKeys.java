@@ -4,36 +4,26 @@ import io.lettuce.core.cluster.SlotHash;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Redis keys and channel of a lock name. The name is wrapped in a hash tag so that the lock key
- * and its fencing counter always map to the same Redis Cluster slot, as the acquire script needs.
+ * The Redis keys and channel of a lock name (docs/redis.md, "Keys"). The name is wrapped in a hash
+ * tag, {@code prefix{name}}, so that the lock key, its request memory keys and its release channel
+ * are in the lock's Redis Cluster slot, as the scripts need.
  *
  * <p>A hash tag ends at the first "}" after the first "{": a name that starts with "}" would make
- * an empty tag, and Redis then hashes each whole key, sending the lock and its counter to different
- * slots (CROSSSLOT). Such names get a marker, U+0001, in front: no lock name can contain a control
- * character, so the marked form is never another name's key, and the tag (the marker alone) is
- * never empty. Every other name keeps the plain form, which earlier versions used too.
+ * an empty tag, and Redis then hashes each whole key, sending a lock and its other keys to
+ * different slots (CROSSSLOT). Such names get a marker, U+0001, in front: no lock name can contain
+ * a control character, so the marked form is never another name's key, and the tag (the marker
+ * alone) is never empty.
  */
 final class RedisKeys {
-  /** The number of Redis Cluster hash slots. */
+  /** The number of Redis Cluster hash slots, and of fencing counters. */
   static final int SLOTS = SlotHash.SLOT_COUNT;
 
   private static final char MARKER = '\u0001';
 
   private final String prefix;
-  private final int fencingCounters;
 
-  /** The keys under {@code prefix} with the default number of fencing counters (one per slot). */
   RedisKeys(String prefix) {
-    this(prefix, SLOTS);
-  }
-
-  /**
-   * @param fencingCounters how many fencing counters the names share: a power of two, at most
-   *     {@link #SLOTS}
-   */
-  RedisKeys(String prefix, int fencingCounters) {
     this.prefix = prefix;
-    this.fencingCounters = fencingCounters;
   }
 
   private String tagged(String name) {
@@ -45,24 +35,15 @@ final class RedisKeys {
   }
 
   /**
-   * The fencing counter that {@code name} draws its tokens from, one of {@code fencingCounters}:
-   * counter {@code i} serves the names whose hash slot is {@code i} modulo their number, and its
-   * key {@code prefix{tag}:fences} has a hash tag in slot {@code i} (see {@link SlotTags}), so that
-   * with one counter per slot (always so on Redis Cluster) it is in the slot of every lock it
-   * serves. ":fences" is a suffix no other key of dlock's has.
+   * The fencing counter that {@code name} draws its tokens from: one per hash slot, shared by the
+   * names of that slot, with the key {@code prefix{tag}:fences} whose hash tag is in the same slot
+   * (see {@link SlotTags}), so that on Redis Cluster it is on the node of every lock it serves. The
+   * mapping is fixed, not a setting: two clients that mapped a name to different counters would
+   * hand out tokens from both, and a token could go backwards. ":fences" is a suffix no other key
+   * of dlock's has.
    */
   String fenceCounter(String name) {
-    int counter = SlotHash.getSlot(lock(name)) & (fencingCounters - 1);
-    return prefix + "{" + SlotTags.tagOf(counter) + "}:fences";
-  }
-
-  /**
-   * The name's own fencing counter, as versions before shared counters kept it (one key per name,
-   * never deleted). Read, and kept at the latest token, while it exists, so that a token never goes
-   * backwards across an upgrade or beside a client of such a version; never created.
-   */
-  String legacyFence(String name) {
-    return tagged(name) + ":fence";
+    return prefix + "{" + SlotTags.tagOf(SlotHash.getSlot(lock(name))) + "}:fences";
   }
 
   /**
@@ -84,6 +65,9 @@ final class RedisKeys {
       return null;
     }
     String name = key.substring(start.length(), key.length() - 1);
+    if (name.startsWith("}")) {
+      return null; // no name's key: a name starting with "}" has the marker in front
+    }
     return name.startsWith(MARKER + "}") ? name.substring(1) : name;
   }
 }

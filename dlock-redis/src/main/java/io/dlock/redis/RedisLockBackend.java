@@ -66,7 +66,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
-    this.keys = new RedisKeys(settings.keyPrefix(), settings.fencingCounters());
+    this.keys = new RedisKeys(settings.keyPrefix());
     this.requestMemoryMillis =
         Long.toString(settings.commandTimeout().multipliedBy(2).plusSeconds(1).toMillis());
     this.connections = RedisConnections.open(settings);
@@ -170,10 +170,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
         .<List<Object>>callAsync(
             commands,
             new String[] {
-              keys.lock(lockName),
-              keys.fenceCounter(lockName),
-              keys.request(lockName, request),
-              keys.legacyFence(lockName)
+              keys.lock(lockName), keys.fenceCounter(lockName), keys.request(lockName, request)
             },
             owner.key(),
             leaseMillis(lease),
@@ -293,9 +290,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     return raiseFenceScript
         .<List<Object>>callAsync(
             commands,
-            new String[] {
-              keys.lock(lockName), keys.fenceCounter(lockName), keys.legacyFence(lockName)
-            },
+            new String[] {keys.lock(lockName), keys.fenceCounter(lockName)},
             owner.key(),
             Long.toString(token))
         .handle(

@@ -28,12 +28,6 @@ public final class RedisLockSettings {
       java.util.List.of(
           "redis://", "rediss://", "redis-sentinel://", "redis-cluster://", "rediss-cluster://");
 
-  /**
-   * The default number of fencing counters per key prefix: one per Redis Cluster hash slot, the
-   * most there can be.
-   */
-  public static final int DEFAULT_FENCING_COUNTERS = RedisKeys.SLOTS;
-
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "dlock:";
 
@@ -44,7 +38,6 @@ public final class RedisLockSettings {
   private final char @Nullable [] password;
   private final int replicasToAcknowledge;
   private final Duration replicaTimeout;
-  private final int fencingCounters;
   private final @Nullable ClientResources clientResources;
   private final @Nullable SslOptions sslOptions;
 
@@ -56,7 +49,6 @@ public final class RedisLockSettings {
     this.password = c.password;
     this.replicasToAcknowledge = c.replicasToAcknowledge;
     this.replicaTimeout = c.replicaTimeout;
-    this.fencingCounters = c.fencingCounters;
     this.clientResources = c.clientResources;
     this.sslOptions = c.sslOptions;
   }
@@ -70,7 +62,6 @@ public final class RedisLockSettings {
     char @Nullable [] password;
     int replicasToAcknowledge;
     Duration replicaTimeout = Duration.ZERO;
-    int fencingCounters = DEFAULT_FENCING_COUNTERS;
     @Nullable ClientResources clientResources;
     @Nullable SslOptions sslOptions;
 
@@ -86,7 +77,6 @@ public final class RedisLockSettings {
       password = s.password;
       replicasToAcknowledge = s.replicasToAcknowledge;
       replicaTimeout = s.replicaTimeout;
-      fencingCounters = s.fencingCounters;
       clientResources = s.clientResources;
       sslOptions = s.sslOptions;
     }
@@ -184,40 +174,6 @@ public final class RedisLockSettings {
   }
 
   /**
-   * The same settings with this many fencing counters under the key prefix. Every lock name draws
-   * its fencing tokens from one of them (by the name's hash slot), so the keys dlock leaves in
-   * Redis are the locks held now plus at most this many counters, however many names were ever
-   * used. Tokens still only grow for each name: a shared counter only grows. On Redis Cluster a
-   * counter must share its hash slot with the locks that use it, so there the number is always
-   * {@value #DEFAULT_FENCING_COUNTERS}.
-   *
-   * @param fencingCounters a power of two from 1 to {@value #DEFAULT_FENCING_COUNTERS}
-   * @throws IllegalArgumentException out of that range, or below {@value #DEFAULT_FENCING_COUNTERS}
-   *     for a Redis Cluster URI
-   */
-  public RedisLockSettings withFencingCounters(int fencingCounters) {
-    UriParameters.checkRange("fencingCounters", fencingCounters, 1, DEFAULT_FENCING_COUNTERS);
-    if (Integer.bitCount(fencingCounters) != 1) {
-      throw new IllegalArgumentException(
-          "fencingCounters must be a power of two from 1 to "
-              + DEFAULT_FENCING_COUNTERS
-              + ", but was "
-              + fencingCounters);
-    }
-    if (fencingCounters != DEFAULT_FENCING_COUNTERS && isCluster()) {
-      throw new IllegalArgumentException(
-          "fencingCounters must be "
-              + DEFAULT_FENCING_COUNTERS
-              + " on Redis Cluster (a counter shares its hash slot with the locks that use it),"
-              + " but was "
-              + fencingCounters);
-    }
-    Copy c = new Copy(this);
-    c.fencingCounters = fencingCounters;
-    return new RedisLockSettings(c);
-  }
-
-  /**
    * The same settings, but the client runs on these Lettuce resources (event loops, timers, DNS
    * resolver) instead of its own: an application that already runs Lettuce then starts no second
    * set of threads. dlock still opens its own two connections, with its own client options: it
@@ -237,7 +193,7 @@ public final class RedisLockSettings {
   /**
    * The same settings with the backend properties of {@link LockClients#connect} applied: {@code
    * keyPrefix}, {@code commandTimeout} (an ISO-8601 duration such as {@code PT2S}), {@code
-   * username} with {@code password}, and {@code fencingCounters}. Others are ignored.
+   * username} with {@code password}. Others are ignored.
    *
    * @throws IllegalArgumentException naming the property whose value is malformed or out of range
    */
@@ -254,12 +210,6 @@ public final class RedisLockSettings {
     String password = properties.get("password");
     if (password != null) {
       settings = settings.withCredentials(properties.get("username"), password.toCharArray());
-    }
-    String counters = properties.get("fencingCounters");
-    if (counters != null) {
-      settings =
-          settings.withFencingCounters(
-              UriParameters.intIn("fencingCounters", counters, 1, RedisKeys.SLOTS));
     }
     return settings;
   }
@@ -284,11 +234,6 @@ public final class RedisLockSettings {
   /** The resources to run on, if shared with the application. */
   Optional<ClientResources> clientResources() {
     return Optional.ofNullable(clientResources);
-  }
-
-  /** How many fencing counters the locks under the key prefix share. */
-  public int fencingCounters() {
-    return fencingCounters;
   }
 
   private boolean isCluster() {

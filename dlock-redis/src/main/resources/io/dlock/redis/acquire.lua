@@ -1,7 +1,6 @@
 -- Acquire, re-enter, or report the holder. One round trip, atomic.
 -- KEYS[1] the lock key, KEYS[2] the fencing counter this name draws from (shared with other names
--- of its hash slot, no TTL, never goes backwards), KEYS[3] this request's memory key, KEYS[4] the
--- name's own counter of earlier versions (read and kept current while it exists, never created)
+-- of its hash slot, no TTL, never goes backwards), KEYS[3] this request's memory key
 -- ARGV[1] the owner token, ARGV[2] the lease in milliseconds, ARGV[3] this request's id,
 -- ARGV[4] the holder's wall-clock time in epoch milliseconds, ARGV[5] the holder's description,
 -- ARGV[6] how long to remember this request, in milliseconds, ARGV[7] '1' if the owner counts its
@@ -29,16 +28,6 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   local token = redis.pcall('INCR', KEYS[2])
   if type(token) == 'table' then
     return redis.error_reply('fencing counter ' .. KEYS[2] .. ' is not an integer: ' .. tostring(token.err))
-  end
-  -- A name whose own counter an earlier version left: never go back below it (take the maximum),
-  -- and keep it at the latest token for clients of that version still running.
-  local legacy = tonumber(redis.call('GET', KEYS[4]) or '')
-  if legacy then
-    if legacy >= token then
-      token = legacy + 1
-      redis.call('SET', KEYS[2], token)
-    end
-    redis.call('SET', KEYS[4], token)
   end
   redis.call('SET', KEYS[1], pack(1, 0, token, ARGV[3], ARGV[4], ARGV[5], ARGV[1]), 'PX', ARGV[2])
   redis.call('SET', KEYS[3], token .. '|1', 'PX', ARGV[6])

@@ -1,7 +1,6 @@
 -- Redlock: after a majority granted, make this node agree on the combined fencing token.
--- KEYS[1] the lock key, KEYS[2] the node's fencing counter for this name (shared with other names),
--- KEYS[3] the name's own counter of earlier versions (raised too while it exists, never created);
--- ARGV[1] owner, ARGV[2] the token
+-- KEYS[1] the lock key, KEYS[2] the node's fencing counter for this name (shared with other names
+-- of its hash slot); ARGV[1] owner, ARGV[2] the token
 -- The counter becomes at least the token, so that the next grant on any majority (which shares a
 -- node with this one) counts past it; the lock's stored token becomes the combined one, and only
 -- ever grows: a raise that arrives late, from an earlier grant of the same owner id, must not lower
@@ -11,10 +10,6 @@ local token = tonumber(ARGV[2])
 local current = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if current < token then
   redis.call('SET', KEYS[2], ARGV[2])
-end
-local legacy = tonumber(redis.call('GET', KEYS[3]) or '')
-if legacy and legacy < token then
-  redis.call('SET', KEYS[3], ARGV[2])
 end
 local value = redis.call('GET', KEYS[1])
 if not value then

@@ -1,12 +1,12 @@
 package io.dlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
+import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
 import io.lettuce.core.KeyScanCursor;
@@ -28,12 +28,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The keys dlock leaves in Redis are bounded: the locks held now plus the configured number of
- * fencing counters, however many lock names were used; and tokens still only grow for each name,
- * across expiries, deletions and an upgrade from the per-name counters of earlier versions.
+ * The keys dlock leaves in Redis are bounded: the locks held now plus one fencing counter per hash
+ * slot, however many lock names were used; and tokens only grow for each name, across expiries,
+ * deletions and clients, whatever they were configured with.
  */
 class RedisFencingKeysTest {
-  private static final int COUNTERS = 256;
+  private static final int COUNTERS = RedisKeys.SLOTS;
   private static final int NAMES = 100_000;
 
   private final String prefix = "fk-" + UUID.randomUUID() + ":";
@@ -44,17 +44,19 @@ class RedisFencingKeysTest {
 
   @BeforeEach
   void connect() {
-    String uri = RedisTestServers.externalUri().orElse(RedisTestServers.embedded().uri());
-    raw = RedisClient.create(uri);
+    raw = RedisClient.create(uri());
     connection = raw.connect();
     redis = connection.sync();
     backend =
         RedisLockBackend.connect(
-            RedisLockSettings.of(uri)
+            RedisLockSettings.of(uri())
                 .withKeyPrefix(prefix)
-                .withCommandTimeout(Duration.ofSeconds(1)) // request memory: 4 s
-                .withFencingCounters(COUNTERS));
+                .withCommandTimeout(Duration.ofSeconds(1))); // request memory: 4 s
     backend.start(new BackendContext(MonotonicClock.SYSTEM, Duration.ofSeconds(5)));
+  }
+
+  private static String uri() {
+    return RedisTestServers.externalUri().orElse(RedisTestServers.embedded().uri());
   }
 
   @AfterEach
@@ -130,29 +132,16 @@ class RedisFencingKeysTest {
   }
 
   @Test
-  void tokensOnlyGrowPerNameAcrossExpiryDeletionAndAnUpgradeFromPerNameCounters() throws Exception {
-    String name = "upgraded";
-    RedisKeys keys = new RedisKeys(prefix, COUNTERS);
-    // An earlier version counted this name on its own key, up to 1000.
-    redis.set(keys.legacyFence(name), "1000");
-    LockOwner owner = LockOwner.ofGrant("upgrade");
-    long first = grant(name, owner, Duration.ofSeconds(30));
-    assertThat(first).as("past the per-name counter").isGreaterThan(1000);
-    assertThat(redis.get(keys.legacyFence(name)))
-        .as("kept current for clients of the earlier version")
-        .isEqualTo(Long.toString(first));
-    assertThat(backend.release(name, owner, first).get(5, TimeUnit.SECONDS))
-        .isEqualTo(ReleaseResult.RELEASED);
-
-    // A client of the earlier version grants the name meanwhile: the next token passes it too.
-    redis.incrby(keys.legacyFence(name), 500);
-    long afterOldClient = grant(name, owner, Duration.ofMillis(200));
-    assertThat(afterOldClient).isGreaterThan(first + 500);
+  void tokensOnlyGrowPerNameAcrossExpiryAndDeletion() throws Exception {
+    String name = "grows";
+    RedisKeys keys = new RedisKeys(prefix);
+    LockOwner owner = LockOwner.ofGrant("grows");
+    long first = grant(name, owner, Duration.ofMillis(200));
 
     // Expiry: the lease runs out on the server.
     await().atMost(Duration.ofSeconds(10)).until(() -> redis.exists(keys.lock(name)) == 0);
     long afterExpiry = grant(name, owner, Duration.ofSeconds(30));
-    assertThat(afterExpiry).isGreaterThan(afterOldClient);
+    assertThat(afterExpiry).isGreaterThan(first);
 
     // Deletion behind the holder's back (a forced release, a flush of the lock key).
     redis.del(keys.lock(name));
@@ -168,44 +157,59 @@ class RedisFencingKeysTest {
     }
     redis.del(keys.lock(name));
     assertThat(grant(name, owner, Duration.ofSeconds(30))).isGreaterThan(afterDeletion);
-    // A name never used before draws from a counter too; no per-name key is created for it.
-    grant("fresh", owner, Duration.ofSeconds(30));
-    assertThat(redis.exists(keys.legacyFence("fresh"))).isZero();
   }
 
+  /**
+   * Regression (issue 29, finding 1): the acquire script read, and raised, a per-name counter
+   * {@code prefix{N}:fence} "of earlier versions" when one existed, and docs/redis.md promised that
+   * tokens never go backwards beside such versions, which was false (they count on that key alone,
+   * and hand out 1 after this version's 5). No version was released: the key is now an ordinary key
+   * of nobody's, neither read nor written.
+   */
   @Test
-  void theNumberOfCountersIsAPowerOfTwoAndOnClusterOnePerSlot() {
-    assertThatThrownBy(() -> RedisLockSettings.of("redis://localhost").withFencingCounters(3))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("fencingCounters")
-        .hasMessageContaining("power of two");
-    assertThatThrownBy(() -> RedisLockSettings.of("redis://localhost").withFencingCounters(0))
-        .hasMessageContaining("fencingCounters");
-    assertThatThrownBy(
-            () -> RedisLockSettings.of("redis-cluster://localhost:7000").withFencingCounters(256))
-        .hasMessageContaining("16384 on Redis Cluster");
-    assertThat(RedisLockSettings.of("redis://localhost").fencingCounters()).isEqualTo(16384);
-    // The same key, spelled the same, as a property of a URI (the CLI, the starter).
-    RedisBackendProvider provider = new RedisBackendProvider();
-    assertThatThrownBy(
-            () ->
-                provider.connect(
-                    "redis://localhost",
-                    java.util.Map.of("fencingCounters", "many"),
-                    io.dlock.LockClientOptions.defaults()))
-        .hasMessageContaining("fencingCounters must be a whole number from 1 to 16384");
-    assertThatThrownBy(
-            () ->
-                provider.connect(
-                    "redis://localhost",
-                    java.util.Map.of("fencingCounters", "100"),
-                    io.dlock.LockClientOptions.defaults()))
-        .hasMessageContaining("power of two");
+  void aPerNameFenceKeyIsNeitherReadNorWritten() throws Exception {
+    String name = "no-per-name-counter";
+    String perName = new RedisKeys(prefix).lock(name) + ":fence";
+    redis.set(perName, "1000");
+    long token = grant(name, LockOwner.ofGrant("plain"), Duration.ofSeconds(30));
+    assertThat(token).as("drawn from the shared counter alone").isLessThan(1000);
+    assertThat(redis.get(perName)).isEqualTo("1000");
+  }
+
+  /**
+   * Regression (issue 29, finding 3): the number of fencing counters was a client setting; a client
+   * with 16 and one with the default drew one name's tokens from two counters, and handed out 5,
+   * then 1. There is no such setting now: a client given the old property counts on the same
+   * counter as every other.
+   */
+  @Test
+  void clientsConfiguredDifferentlyDrawANamesTokensFromOneCounter() throws Exception {
+    String name = "two-clients";
+    RedisKeys keys = new RedisKeys(prefix);
+    LockOwner owner = LockOwner.ofGrant("two-clients");
+    try (LockBackend other =
+        new RedisBackendProvider()
+            .connect(
+                uri(),
+                java.util.Map.of("keyPrefix", prefix, "fencingCounters", "16"),
+                io.dlock.LockClientOptions.defaults())) {
+      other.start(new BackendContext(MonotonicClock.SYSTEM, Duration.ofSeconds(5)));
+      long last = 0;
+      for (int i = 0; i < 20; i++) {
+        LockBackend by = i % 2 == 0 ? backend : other;
+        AcquireResult result =
+            by.tryAcquire(name, owner, Duration.ofSeconds(30)).get(5, TimeUnit.SECONDS);
+        long token = ((AcquireResult.Granted) result).fencingToken();
+        assertThat(token).as("grant %d", i).isGreaterThan(last);
+        last = token;
+        redis.del(keys.lock(name));
+      }
+    }
   }
 
   @Test
   void everyCounterKeyIsInTheSlotItsTagNames() {
-    RedisKeys keys = new RedisKeys("p:", RedisKeys.SLOTS);
+    RedisKeys keys = new RedisKeys("p:");
     for (int i = 0; i < 2_000; i++) {
       String name = "name-" + i;
       assertThat(io.lettuce.core.cluster.SlotHash.getSlot(keys.fenceCounter(name)))

@@ -26,8 +26,7 @@ class RedisScriptReplayTest {
   private RedisScript release;
   private RedisScript undo;
   private final RedisKeys keys =
-      new RedisKeys(
-          "replay-" + UUID.randomUUID() + ":", RedisKeys.SLOTS); // fresh counters: tokens from 1
+      new RedisKeys("replay-" + UUID.randomUUID() + ":"); // fresh counters: tokens from 1
   private final String name = "replay-" + UUID.randomUUID();
 
   @BeforeEach
@@ -53,12 +52,7 @@ class RedisScriptReplayTest {
     return acquire
         .<List<Object>>callAsync(
             redis,
-            new String[] {
-              keys.lock(name),
-              keys.fenceCounter(name),
-              keys.request(name, request),
-              keys.legacyFence(name)
-            },
+            new String[] {keys.lock(name), keys.fenceCounter(name), keys.request(name, request)},
             owner,
             "30000",
             request,
@@ -204,19 +198,13 @@ class RedisScriptReplayTest {
     List<Object> newer =
         raise
             .<List<Object>>callAsync(
-                redis,
-                new String[] {keys.lock(name), keys.fenceCounter(name), keys.legacyFence(name)},
-                "o:X",
-                "7")
+                redis, new String[] {keys.lock(name), keys.fenceCounter(name)}, "o:X", "7")
             .get(5, TimeUnit.SECONDS);
     assertThat(newer.get(0)).isEqualTo(1L);
     List<Object> late =
         raise
             .<List<Object>>callAsync(
-                redis,
-                new String[] {keys.lock(name), keys.fenceCounter(name), keys.legacyFence(name)},
-                "o:X",
-                "3")
+                redis, new String[] {keys.lock(name), keys.fenceCounter(name)}, "o:X", "3")
             .get(5, TimeUnit.SECONDS);
     assertThat(late.get(0)).as("not this grant's token").isEqualTo(0L);
     assertThat(release("o:X", "r1", 7L)).as("the newer grant keeps token 7").isEqualTo(1L);

@@ -72,19 +72,13 @@ class RedisSharedResourcesTest {
   void backendPropertiesApplyToSettings() {
     RedisLockSettings settings =
         RedisLockSettings.of(uri)
-            .withProperties(
-                Map.of("keyPrefix", "p:", "commandTimeout", "PT2S", "fencingCounters", "16"));
+            .withProperties(Map.of("keyPrefix", "p:", "commandTimeout", "PT2S"));
     assertThat(settings.keyPrefix()).isEqualTo("p:");
     assertThat(settings.commandTimeout()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(settings.fencingCounters()).isEqualTo(16);
 
     assertThatThrownBy(
             () -> RedisLockSettings.of(uri).withProperties(Map.of("commandTimeout", "2 seconds")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("commandTimeout");
-    assertThatThrownBy(
-            () -> RedisLockSettings.of(uri).withProperties(Map.of("fencingCounters", "3")))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("fencingCounters");
   }
 }

@@ -69,9 +69,7 @@ class RedisUnansweredGrantTest {
         .isInstanceOf(BackendUnavailableException.class);
     // The fencing counter (never deleted) shows when the delayed grant has been made: it draws the
     // token after the first grant's.
-    RedisKeys keys =
-        new RedisKeys(
-            RedisLockSettings.DEFAULT_KEY_PREFIX, RedisLockSettings.DEFAULT_FENCING_COUNTERS);
+    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
     await()
         .atMost(millis(10_000))
         .until(
@@ -107,9 +105,7 @@ class RedisUnansweredGrantTest {
     slowPath.delay(millis(2000).toMillis());
     assertThatThrownBy(() -> slow.lock(name, day).tryAcquire())
         .isInstanceOf(BackendUnavailableException.class);
-    RedisKeys keys =
-        new RedisKeys(
-            RedisLockSettings.DEFAULT_KEY_PREFIX, RedisLockSettings.DEFAULT_FENCING_COUNTERS);
+    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
     await()
         .pollInterval(Duration.ofMillis(10))
         .atMost(millis(10_000))

@@ -36,8 +36,7 @@ public class DlockProperties {
   /**
    * Backend settings that do not belong in the URI, passed to the backend as they are: for Redis
    * username, password, keyPrefix (the Redis key prefix, default "dlock:"), commandTimeout
-   * (ISO-8601 such as PT2S), fencingCounters (how many fencing counters the lock names share: a
-   * power of two up to 16384, the default). The same keys as the command line's --config file.
+   * (ISO-8601 such as PT2S). The same keys as the command line's --config file.
    */
   private Map<String, String> backendProperties = new LinkedHashMap<>();
 
