@@ -299,7 +299,12 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     }
     onCallbackThread(
         () -> {
-          if (!complete(lease)) {
+          if (closing) {
+            // close() began after this completion was queued: the lease is the client's to
+            // release, and a future completed now could complete after close() returned.
+            releaseQuietly(lease);
+            completeExceptionally(closed());
+          } else if (!complete(lease)) {
             releaseQuietly(lease); // cancelled meanwhile
           }
         });

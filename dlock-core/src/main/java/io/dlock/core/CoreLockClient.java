@@ -68,6 +68,7 @@ public final class CoreLockClient implements LockClient {
   private final Acquisitions acquisitions;
   private final BlockingAcquisition blocking;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final CallsInFlight blockingCalls = new CallsInFlight();
 
   // The backend's abilities, asked for once: null where it has none.
   private final @Nullable ReleaseSignals signals;
@@ -281,7 +282,12 @@ public final class CoreLockClient implements LockClient {
    * @return the lease, or null if the lock is held by another owner and the wait is zero
    */
   @Nullable Lease acquire(String name, LockOptions lockOptions, long waitNanos, Object holder) {
-    return blocking.acquire(name, lockOptions, waitNanos, holder);
+    blockingCalls.enter(); // before the acquisition's first look at closed: close() waits for it
+    try {
+      return blocking.acquire(name, lockOptions, waitNanos, holder);
+    } finally {
+      blockingCalls.exit();
+    }
   }
 
   LockTimeoutException timeout(String name, long waitNanos) {
@@ -423,6 +429,18 @@ public final class CoreLockClient implements LockClient {
     }
     // Threads waiting in acquire() end with IllegalStateException now, not at their wait's end.
     acquisitions.wakeWaitersForClose();
+    // A thread whose backend call is in flight ends when it is answered, and gives back a grant
+    // it was answered with itself (ensureOpenFor): wait for it while the backend is still open,
+    // for its attempt and its release at most. Without the wait, the backend closed under it: the
+    // server granted, the answer was dropped, and no release could be sent (found by review).
+    int stillInside = blockingCalls.awaitNone(operationTimeoutNanos * 2);
+    if (stillInside > 0) {
+      log.warn(
+          "{} acquisition(s) still waiting for the backend after {} ms; closing it under them (a"
+              + " grant they are answered with expires on the server within its lease)",
+          stillInside,
+          TimeUnit.NANOSECONDS.toMillis(operationTimeoutNanos * 2));
+    }
     for (Grant grant : List.copyOf(grants.values())) {
       LeaseHandle handle;
       while ((handle = grant.lastOpenHandle()) != null) {

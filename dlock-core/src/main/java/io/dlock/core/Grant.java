@@ -82,7 +82,7 @@ final class Grant extends LeaseTerm {
     this.ownerLow = bits == null ? 0 : bits[1];
     this.fencingToken = fencingToken;
     this.options = options;
-    renewed(requestSentAtNanos, options.leaseTime().toNanos());
+    granted(requestSentAtNanos, options.leaseTime().toNanos());
   }
 
   @Override
@@ -189,8 +189,14 @@ final class Grant extends LeaseTerm {
     }
   }
 
+  // isValid, state and remaining read the trusted end under the monitor, where an answer that
+  // would move it later checks that it has not passed (LeaseTerm#renewed): once a reader saw the
+  // lease run out, it stays lost, whatever a renewal answered just after says (found by review).
+
   boolean isValid() {
-    return state == LeaseState.VALID && validUntilNanos() - client.clock().nanoTime() > 0;
+    synchronized (this) {
+      return state == LeaseState.VALID && validUntilNanos() - nowNanos() > 0;
+    }
   }
 
   /**
@@ -203,17 +209,26 @@ final class Grant extends LeaseTerm {
   }
 
   LeaseState state() {
-    LeaseState s = state;
-    if ((s == LeaseState.VALID || s == LeaseState.UNCERTAIN)
-        && validUntilNanos() - client.clock().nanoTime() <= 0) {
-      return LeaseState.LOST;
+    synchronized (this) {
+      LeaseState s = state;
+      if ((s == LeaseState.VALID || s == LeaseState.UNCERTAIN)
+          && validUntilNanos() - nowNanos() <= 0) {
+        return LeaseState.LOST;
+      }
+      return s;
     }
-    return s;
   }
 
   Duration remaining() {
-    long left = validUntilNanos() - client.clock().nanoTime();
-    return state == LeaseState.VALID && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    synchronized (this) {
+      long left = validUntilNanos() - nowNanos();
+      return state == LeaseState.VALID && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    }
+  }
+
+  @Override
+  long nowNanos() {
+    return client.clock().nanoTime();
   }
 
   boolean autoRenew() {
@@ -318,6 +333,26 @@ final class Grant extends LeaseTerm {
       }
     }
     client.dispatch(listener, event);
+  }
+
+  /**
+   * Lets go of one hold without a word to the server, which keeps it until the lease ends (see
+   * {@link io.dlock.Lease#abandon}). The last hold takes the grant out of the client: never
+   * renewed, watched or released again.
+   */
+  void abandon(LeaseHandle handle) {
+    int left;
+    synchronized (this) {
+      removeHandle(handle);
+      left = handleCount();
+      if (left == 0 && state != LeaseState.LOST) {
+        state = LeaseState.RELEASED;
+        listeners = null;
+      }
+    }
+    if (left == 0) {
+      client.forget(this);
+    }
   }
 
   /**

@@ -115,6 +115,13 @@ final class LeaseHandle implements Lease {
   }
 
   @Override
+  public void abandon() {
+    if (RELEASED.compareAndSet(this, 0, 1)) {
+      grant.abandon(this);
+    }
+  }
+
+  @Override
   public void close() {
     release();
   }

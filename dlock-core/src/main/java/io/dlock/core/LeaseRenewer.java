@@ -196,9 +196,12 @@ final class LeaseRenewer {
    * while the next holder already held the lock).
    */
   private void renew(List<Grant> batch, long earliestEnd) {
-    Map<HeldLease, Grant> byLease = new HashMap<>();
+    // Grants of one owner id with different options are separate grants of the same server lease
+    // (equal name, owner, token and length): one request each, and each one's answer to all of
+    // them.
+    Map<HeldLease, List<Grant>> byLease = new HashMap<>();
     for (Grant grant : batch) {
-      byLease.put(grant.heldLease(), grant);
+      byLease.computeIfAbsent(grant.heldLease(), l -> new ArrayList<>(1)).add(grant);
     }
     long sentAt = clock.nanoTime();
     long timeout =
@@ -225,24 +228,29 @@ final class LeaseRenewer {
         log.debug("Renewal failed again ({} in a row): {}", failuresInARow, e.toString());
       }
       long failedAt = clock.nanoTime();
-      for (Map.Entry<HeldLease, Grant> entry : byLease.entrySet()) {
-        entry.getValue().renewalFailed(sentAt, entry.getKey().lease().toNanos(), failedAt);
+      for (Map.Entry<HeldLease, List<Grant>> entry : byLease.entrySet()) {
+        for (Grant grant : entry.getValue()) {
+          grant.renewalFailed(sentAt, entry.getKey().lease().toNanos(), failedAt);
+        }
       }
-      lockEvents.renewalFailed(byLease.size(), e);
+      lockEvents.renewalFailed(batch.size(), e);
       return;
     }
     if (failuresInARow > 0) {
       log.info("Renewal works again after {} failed attempt(s)", failuresInARow);
       failuresInARow = 0;
     }
-    for (Map.Entry<HeldLease, Grant> entry : byLease.entrySet()) {
-      Grant grant = entry.getValue();
-      if (gone.contains(entry.getKey())) {
-        grant.markLost(
-            LeaseLostEvent.Reason.TAKEN_OVER,
-            "renewal found the lock deleted or held by another owner");
-      } else {
-        grant.renewed(sentAt, entry.getKey().lease().toNanos());
+    for (Map.Entry<HeldLease, List<Grant>> entry : byLease.entrySet()) {
+      for (Grant grant : entry.getValue()) {
+        if (gone.contains(entry.getKey())) {
+          grant.markLost(
+              LeaseLostEvent.Reason.TAKEN_OVER,
+              "renewal found the lock deleted or held by another owner");
+        } else if (!grant.renewed(sentAt, entry.getKey().lease().toNanos())) {
+          grant.markLost(
+              LeaseLostEvent.Reason.EXPIRED,
+              "the renewal was answered after the lease of " + grant.leaseTime() + " ran out");
+        }
       }
     }
   }
@@ -409,7 +417,12 @@ final class LeaseRenewer {
             "an extension found the lock deleted or held by another owner");
         throw lostBeforeExtension(grant);
       }
-      grant.extended(sentAt, leaseNanos);
+      if (!grant.extended(sentAt, leaseNanos)) {
+        grant.markLost(
+            grant.autoRenew() ? LeaseLostEvent.Reason.EXPIRED : LeaseLostEvent.Reason.LEASE_ENDED,
+            "the extension was answered after the lease of " + grant.leaseTime() + " ran out");
+        throw lostBeforeExtension(grant);
+      }
     } finally {
       add(grant); // a tick no later than the grant's due time, which may have moved either way
     }

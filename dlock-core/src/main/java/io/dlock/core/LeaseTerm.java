@@ -35,6 +35,9 @@ abstract class LeaseTerm {
   /** The lease of the grant's options: what acquisitions ask for. */
   abstract Duration optionsLeaseTime();
 
+  /** Now, on the client's monotonic clock. */
+  abstract long nowNanos();
+
   private long optionsLeaseNanos() {
     return optionsLeaseTime().toNanos();
   }
@@ -91,8 +94,19 @@ abstract class LeaseTerm {
    * Renewals and extensions of one grant never overlap (both run on the renewal thread), so the
    * last one confirmed is the one the server applied last.
    */
-  void renewed(long sentAtNanos, long sentNanos) {
+  boolean renewed(long sentAtNanos, long sentNanos) {
     synchronized (this) { // against confirmedCountedHold on a caller's thread
+      if (validUntilNanos - nowNanos() <= 0) {
+        return false; // ran out before this answer: lost for good (the caller marks it so)
+      }
+      granted(sentAtNanos, sentNanos);
+      return true;
+    }
+  }
+
+  /** The grant's first lease: {@code sentNanos} for the acquisition sent at {@code sentAtNanos}. */
+  final void granted(long sentAtNanos, long sentNanos) {
+    synchronized (this) {
       long trusted = trustedNanos(sentNanos);
       validUntilNanos = sentAtNanos + trusted - safetyMarginNanos(trusted);
       nextRenewalNanos = sentAtNanos + trusted / 3;
@@ -105,6 +119,9 @@ abstract class LeaseTerm {
    */
   void confirmedCountedHold(long sentAtNanos) {
     synchronized (this) {
+      if (validUntilNanos - nowNanos() <= 0) {
+        return; // ran out before this answer: lost for good, as renewed() keeps it
+      }
       long trusted = trustedNanos(optionsLeaseNanos());
       long end = sentAtNanos + trusted - safetyMarginNanos(trusted);
       if (end - validUntilNanos > 0) {
@@ -121,15 +138,19 @@ abstract class LeaseTerm {
    * that length), and a re-entry racing a shorter extension may land before it. So such a grant is
    * trusted for no longer than the shorter of the options' length and this one.
    */
-  void extended(long sentAtNanos, long leaseNanos) {
+  boolean extended(long sentAtNanos, long leaseNanos) {
     synchronized (this) {
+      if (validUntilNanos - nowNanos() <= 0) {
+        return false; // ran out before this answer, as renewed() refuses
+      }
       LeaseLength l = length;
       long cap = l == null ? Long.MAX_VALUE : l.trustCapNanos();
       if (sharedByOtherHolders()) {
         cap = Math.min(cap, Math.min(optionsLeaseNanos(), leaseNanos));
       }
       length = new LeaseLength(leaseNanos, cap);
-      renewed(sentAtNanos, leaseNanos);
+      granted(sentAtNanos, leaseNanos);
+      return true;
     }
   }
 

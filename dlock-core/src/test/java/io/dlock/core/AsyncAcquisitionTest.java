@@ -88,6 +88,75 @@ class AsyncAcquisitionTest {
         .hasRootCauseMessage("The lock client is closed");
   }
 
+  /**
+   * Regression (issue 29, finding 10): an acquisition whose grant was answered queued its future's
+   * completion on the callback threads; close() then released the grant, and the queued completion
+   * completed the future normally after close() returned, with a lease already released. Now a
+   * completion that runs once close() has begun fails the future with the closed client's error.
+   */
+  @Test
+  void aCompletionQueuedBeforeCloseNeverHandsOutALeaseAfterIt() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    CoreLockClient client = backend.client();
+    HeldCallbacks callbacks = new HeldCallbacks();
+    Field f = CoreLockClient.class.getDeclaredField("asyncCallbacks");
+    f.setAccessible(true);
+    f.set(client, callbacks);
+
+    CompletableFuture<Lease> future = client.lock("z").acquireAsync(Duration.ofSeconds(5));
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> callbacks.queued.size() == 1); // granted; its completion is queued
+    client.close();
+    assertThat(future).as("not completed by close() itself").isNotDone();
+    callbacks.queued.forEach(Runnable::run); // the callback thread gets to it only now
+
+    assertThatThrownBy(() -> future.get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasRootCauseMessage("The lock client is closed");
+    assertThat(backend.releases).as("the grant was released once").hasSize(1);
+  }
+
+  /** Callback threads that run nothing until the test runs what was queued. */
+  private static final class HeldCallbacks extends java.util.concurrent.AbstractExecutorService {
+    final List<Runnable> queued = new CopyOnWriteArrayList<>();
+    private volatile boolean shutdown;
+
+    @Override
+    public void execute(Runnable command) {
+      if (shutdown) {
+        throw new java.util.concurrent.RejectedExecutionException("shut down");
+      }
+      queued.add(command);
+    }
+
+    @Override
+    public void shutdown() {
+      shutdown = true;
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      shutdown = true;
+      return List.of();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return true;
+    }
+  }
+
   @Test
   void aLeaseForACallerWhoCancelledIsReleasedAndTheAcquisitionEndsOnce() throws Exception {
     FakeBackend backend = new FakeBackend(new FakeClock());

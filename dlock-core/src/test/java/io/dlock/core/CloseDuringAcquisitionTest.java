@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A blocking acquisition whose backend call is in flight while the client closes (found by review):
- * a grant that answers after close is released, never handed out, and an attempt that finds the
- * lock held sends nothing more. Either way the caller gets {@link IllegalStateException}.
+ * close() waits for it, bounded; a grant that answers meanwhile is released before the backend
+ * closes, never handed out, and an attempt that finds the lock held sends nothing more. Either way
+ * the caller gets {@link IllegalStateException}.
  */
 class CloseDuringAcquisitionTest {
 
@@ -31,8 +32,16 @@ class CloseDuringAcquisitionTest {
     return outcome;
   }
 
+  /**
+   * Regression (issue 29, finding 4): close() waited for asynchronous steps but not for a caller's
+   * attempt in flight, and closed the backend under it: the server granted, the answer was dropped,
+   * no release could be sent, and the lock stayed held by nobody for its whole lease. Now close()
+   * waits (bounded) for the attempt, whose thread gives the grant back while the backend is still
+   * open.
+   */
   @Test
-  void aGrantThatAnswersAfterCloseIsReleasedAndNotHandedOut() throws Exception {
+  void closeWaitsForAnAttemptInFlightWhichGivesItsGrantBackBeforeTheBackendCloses()
+      throws Exception {
     FakeBackend backend = new FakeBackend(new FakeClock()).withReleaseSignals();
     CompletableFuture<AcquireResult> answer = new CompletableFuture<>();
     backend.onAcquire = call -> answer;
@@ -41,14 +50,57 @@ class CloseDuringAcquisitionTest {
     CompletableFuture<Object> outcome = acquireOnAThread(client);
     awaitCalls(backend, 1);
 
-    client.close(); // copies the grants before the answer: this grant is not among them
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(client::close);
+    // close() has begun: the client refuses new work; it now waits for the attempt in flight.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> isClosed(client));
+    assertThat(closing).as("close() waits for the attempt").isNotDone();
+    assertThat(backend.closed).isFalse();
     answer.complete(new AcquireResult.Granted(42, 1));
+    closing.get(10, TimeUnit.SECONDS);
 
     assertThat(outcome.get(10, TimeUnit.SECONDS))
         .isInstanceOf(IllegalStateException.class)
         .hasFieldOrPropertyWithValue("message", "The lock client is closed");
-    assertThat(backend.releases).extracting(FakeBackend.ReleaseCall::fencingToken).contains(42L);
+    assertThat(backend.releases)
+        .as("released while the backend was open")
+        .extracting(FakeBackend.ReleaseCall::fencingToken)
+        .contains(42L);
+    assertThat(backend.closed).isTrue();
     assertThat(listener.acquired).isEmpty();
+  }
+
+  /**
+   * An attempt that is never answered holds close() up for at most twice the operation timeout (its
+   * attempt and its release); then the backend closes under it and the caller is told.
+   */
+  @Test
+  void anAttemptNeverAnsweredHoldsCloseUpForAtMostTwiceTheOperationTimeout() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock()).withReleaseSignals();
+    backend.onAcquire = call -> new CompletableFuture<>();
+    CoreLockClient client =
+        (CoreLockClient)
+            CoreLockClient.create(
+                backend,
+                io.dlock.LockClientOptions.defaults()
+                    .withClock(backend.clock)
+                    .withOperationTimeout(Duration.ofMillis(200)));
+    CompletableFuture<Object> outcome = acquireOnAThread(client);
+    awaitCalls(backend, 1);
+
+    long start = System.nanoTime();
+    client.close();
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+    assertThat(backend.closed).isTrue();
+    assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(RuntimeException.class);
+  }
+
+  private static boolean isClosed(CoreLockClient client) {
+    try {
+      client.ensureOpen();
+      return false;
+    } catch (IllegalStateException e) {
+      return true;
+    }
   }
 
   @Test
@@ -60,8 +112,10 @@ class CloseDuringAcquisitionTest {
     CompletableFuture<Object> outcome = acquireOnAThread(client);
     awaitCalls(backend, 1);
 
-    client.close();
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(client::close);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> isClosed(client));
     answer.complete(new AcquireResult.Held(Duration.ofSeconds(30)));
+    closing.get(10, TimeUnit.SECONDS);
 
     assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class);
     assertThat(backend.acquires).hasSize(1);

@@ -173,6 +173,10 @@ final class FakeBackend implements LockBackend {
   @Override
   public CompletableFuture<ReleaseResult> release(
       String lockName, LockOwner owner, long fencingToken) {
+    if (closed) {
+      // As a real backend's: nothing reaches the server once it is closed.
+      return CompletableFuture.failedFuture(new IllegalStateException("the backend is closed"));
+    }
     ReleaseCall call = new ReleaseCall(lockName, owner, fencingToken);
     releases.add(call);
     return onRelease.apply(call);
@@ -210,5 +214,10 @@ final class FakeBackend implements LockBackend {
   }
 
   @Override
-  public void close() {}
+  public void close() {
+    closed = true;
+  }
+
+  /** Whether {@link #close} was called. */
+  volatile boolean closed;
 }

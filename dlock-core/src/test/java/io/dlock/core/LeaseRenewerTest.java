@@ -110,6 +110,64 @@ class LeaseRenewerTest {
     assertThat(backend.renewals.get(1).leases()).hasSize(3);
   }
 
+  /**
+   * Regression (issue 29, finding 9): two grants of one owner id with different options are two
+   * grants in the client, but once an extension gives them the same length they are one lease on
+   * the server (name, owner, token and length equal). The batch was keyed by that lease, so one of
+   * them was never renewed, and was marked lost at its end.
+   */
+  @Test
+  void twoGrantsOfOneOwnerIdWithTheSameServerLeaseAreBothRenewed() {
+    backend.onAcquire = call -> FakeBackend.granted(7); // the owner id's one grant on the server
+    Lease a = acquire("shared", RENEWED.withOwnerId("job"));
+    Lease b =
+        acquire(
+            "shared",
+            LockOptions.defaults().withRenewedLease(LEASE.multipliedBy(2)).withOwnerId("job"));
+    b.extend(LEASE);
+    assertThat(grant(a)).isNotSameAs(grant(b));
+    assertThat(grant(a).heldLease()).isEqualTo(grant(b).heldLease());
+
+    clock.set(100 * MS);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> renewedAt(a, 100 * MS) && renewedAt(b, 100 * MS));
+    assertThat(a.isValid()).isTrue();
+    assertThat(b.isValid()).isTrue();
+  }
+
+  /**
+   * Regression (issue 29, finding 11): {@code state()} said LOST (documented as final) once the
+   * trusted end passed, and a renewal answered just after made it VALID again, with no event. Now
+   * an answer that comes after the trusted end leaves the lease lost, and the holder is told.
+   */
+  @Test
+  void aRenewalAnsweredAfterTheLeaseRanOutLeavesItLostAndSaysSo() throws Exception {
+    Duration lease = Duration.ofSeconds(3); // the renewal call may take a second of real time
+    java.util.concurrent.CountDownLatch sent = new java.util.concurrent.CountDownLatch(1);
+    CompletableFuture<Set<HeldLease>> answer = new CompletableFuture<>();
+    backend.onRenew =
+        leases -> {
+          sent.countDown();
+          return answer;
+        };
+    Lease held = acquire("late-answer", LockOptions.defaults().withRenewedLease(lease));
+    List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+    held.onLost(lost::add);
+    Grant grant = grant(held);
+    clock.set(grant.nextRenewalNanos()); // due: the tick sends the renewal
+    assertThat(sent.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    clock.set(grant.validUntilNanos()); // the trusted end passes while the renewal is in flight
+    assertThat(held.state()).isEqualTo(LeaseState.LOST);
+    answer.complete(Set.of()); // the server renewed it: too late for this client's trust
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> !lost.isEmpty());
+    assertThat(lost.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.EXPIRED);
+    assertThat(held.state()).isEqualTo(LeaseState.LOST);
+    assertThat(held.isValid()).isFalse();
+  }
+
   @Test
   void leasesOfDifferentLengthsDueTogetherGoInOneCallPerLength() {
     acquire("short-1", RENEWED);

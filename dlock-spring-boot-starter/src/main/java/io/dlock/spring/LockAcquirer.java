@@ -103,7 +103,12 @@ public final class LockAcquirer {
     try {
       return Optional.of(grant.get());
     } catch (InterruptedException e) {
-      grant.cancel(false); // a grant that arrives anyway is released by the client
+      // A grant that arrives after the cancel is released by the client. One that arrived between
+      // the interrupt and the cancel (which then returns false) is this call's to give back: no
+      // caller will ever see it, and it would be held, and renewed, until the client closes.
+      if (!grant.cancel(false) && !grant.isCompletedExceptionally()) {
+        releaseUnwanted(grant.join());
+      }
       Thread.currentThread().interrupt();
       throw new LockInterruptedException(
           "Interrupted while acquiring lock '" + names.lockName(pattern, key) + "'", e);
@@ -116,6 +121,20 @@ public final class LockAcquirer {
         throw runtime;
       }
       throw new IllegalStateException(cause);
+    }
+  }
+
+  private static void releaseUnwanted(Lease lease) {
+    try {
+      lease.release();
+    } catch (RuntimeException e) {
+      // Reported by the client (its lease-lost listeners, or a warning): it expires after its
+      // lease.
+      org.slf4j.LoggerFactory.getLogger(LockAcquirer.class)
+          .warn(
+              "A lease of '{}' granted to an interrupted acquisition was not released: {}",
+              lease.lockName(),
+              e.toString());
     }
   }
 

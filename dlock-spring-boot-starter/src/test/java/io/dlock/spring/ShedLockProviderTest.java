@@ -133,6 +133,32 @@ class ShedLockProviderTest {
     await().atMost(TestTiming.scaled(Duration.ofSeconds(10))).until(() -> isUnlocked(name));
   }
 
+  /**
+   * Regression (issue 29, finding 7): a graceful shutdown (the provider, then its client, closed)
+   * released a lock unlocked before its lockAtLeastFor at once, although it is to be kept until
+   * then: another instance ran the job again during a deploy. It is now left on the server, whose
+   * lease ends at about lockAtLeastFor.
+   */
+  @Test
+  void aGracefulShutdownKeepsALockUnlockedEarlyUntilLockAtLeastFor() {
+    String name = name();
+    LockClient shuttingDown = LockClients.connect(TestRedis.uri());
+    DlockLockProvider instance =
+        new DlockLockProvider(new LockAcquirer(shuttingDown, new LockNamePatterns(PREFIX)));
+    LockConfiguration config = config(name, Duration.ofSeconds(30), TestTiming.millis(1500));
+    instance.lock(config).orElseThrow().unlock();
+
+    instance.close();
+    shuttingDown.close();
+
+    assertLocked(name);
+    assertThat(provider.lock(config(name, Duration.ofSeconds(30), Duration.ZERO)))
+        .as("another instance cannot run the job yet")
+        .isEmpty();
+    await().atMost(TestTiming.scaled(Duration.ofSeconds(10))).until(() -> isUnlocked(name));
+    assertThat(Instant.now()).isAfterOrEqualTo(config.getLockAtLeastUntil());
+  }
+
   @Test
   void anExtendedLockOutlivesItsFirstLockAtMostFor() {
     String name = name();

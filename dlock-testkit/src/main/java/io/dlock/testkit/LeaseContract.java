@@ -90,4 +90,34 @@ public interface LeaseContract {
     assertThat(held.release()).isFalse();
     next.release();
   }
+
+  /**
+   * {@link Lease#abandon}: the client lets go of the lease without releasing the lock, which the
+   * server keeps until the lease ends; where holds belong to a session, until the client closes.
+   * (ShedLock's lockAtLeastFor across a graceful shutdown, issue 29's finding 7.)
+   */
+  @Test
+  default void anAbandonedLeaseIsLeftHeldOnTheServerUntilItsLeaseEnds() {
+    LockClient holder = fixture().newClient();
+    LockClient other = fixture().newClient();
+    String lockName = fixture().name("abandoned");
+    Lease lease =
+        fixture()
+            .grantShortLease(holder, lockName, LockOptions.defaults().withFixedLease(millis(1500)));
+    boolean sessionBound =
+        holder.capabilities().contains(io.dlock.BackendCapability.SESSION_BOUND_HOLDS);
+
+    lease.abandon();
+    assertThat(lease.state()).isEqualTo(io.dlock.LeaseState.RELEASED);
+    assertThat(lease.release()).as("nothing left to release").isFalse();
+    assertThat(holder.heldLeases()).as("the client no longer has it").isEmpty();
+    assertThat(other.lock(lockName).tryAcquire()).as("still held on the server").isEmpty();
+    holder.close(); // leaves it too, unless the hold ends with the client's session
+    if (!sessionBound) {
+      assertThat(other.lock(lockName).tryAcquire()).as("held after close").isEmpty();
+    }
+    Lease next = other.lock(lockName).acquire(millis(10_000));
+    assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+    next.release();
+  }
 }

@@ -41,6 +41,10 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
   private final LockAcquirer acquirer;
   private final ScheduledExecutorService delayedReleases;
 
+  /** Locks unlocked before their {@code lockAtLeastFor} ended, until their delayed release. */
+  private final java.util.Set<DlockSimpleLock> unlockedEarly =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /**
    * A provider that takes its locks through {@code acquirer}: each job's lock is named after the
    * job, which is also its {@code lock} tag in the metrics.
@@ -83,12 +87,20 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
     return atMost;
   }
 
-  /** Releases the locks whose {@code lockAtLeastFor} has not ended yet, at once. */
+  /**
+   * Leaves the locks whose {@code lockAtLeastFor} has not ended yet held on the server, where their
+   * leases end at about that time (shortened at unlock), or at {@code lockAtMostFor} if that could
+   * not be done: a graceful shutdown (a deploy) must not let another instance run the job early.
+   * Releasing them here (as before) freed them at once (found by review). Where holds belong to a
+   * session (ZooKeeper, database session and row locks) they still end when the client closes.
+   */
   @Override
   public void close() {
-    for (Runnable pending : delayedReleases.shutdownNow()) {
-      pending.run();
+    delayedReleases.shutdownNow();
+    for (DlockSimpleLock pending : unlockedEarly) {
+      pending.lease.abandon();
     }
+    unlockedEarly.clear();
   }
 
   /**
@@ -132,7 +144,13 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
       if (releaseIn <= 0) {
         release();
       } else {
-        delayedReleases.schedule(this::release, releaseIn, TimeUnit.NANOSECONDS);
+        unlockedEarly.add(this);
+        try {
+          delayedReleases.schedule(this::release, releaseIn, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          lease.abandon(); // the provider closed meanwhile: kept on the server, as close() does
+          unlockedEarly.remove(this);
+        }
       }
     }
 
@@ -192,6 +210,7 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
     }
 
     private void release() {
+      unlockedEarly.remove(this);
       try {
         lease.release();
       } catch (LockException e) {
