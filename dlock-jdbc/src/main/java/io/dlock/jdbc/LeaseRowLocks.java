@@ -64,9 +64,46 @@ final class LeaseRowLocks implements ModeLocks {
       // would hand out the grant that the pending release then deletes. It is held until then.
       return CompletableFuture.completedFuture(new AcquireResult.Held(RELEASE_PENDING_RETRY));
     }
-    return calls.call(
-        "acquire '" + lockName + "'",
-        c -> statements.acquire(c, lockName, owner, countsHolds, holder, lease.toMillis()));
+    return calls
+        .call(
+            "acquire '" + lockName + "'",
+            c -> statements.acquire(c, lockName, owner, countsHolds, holder, lease.toMillis()))
+        .exceptionallyCompose(failure -> undoOnAnotherConnection(lockName, failure));
+  }
+
+  /**
+   * An acquisition whose grant was committed and could not be undone on its own connection (it
+   * died): undoes it on another, then fails as the acquisition did. Without this the grant blocked
+   * the name for its whole lease (found by review: MySQL's token written after the commit).
+   */
+  private CompletableFuture<AcquireResult> undoOnAnotherConnection(
+      String lockName, Throwable failure) {
+    GrantToUndo toUndo = null;
+    for (Throwable t = failure; t != null && toUndo == null; t = t.getCause()) {
+      if (t instanceof GrantToUndo g) {
+        toUndo = g;
+      }
+    }
+    if (toUndo == null) {
+      return CompletableFuture.failedFuture(failure);
+    }
+    GrantToUndo.Undo undo = toUndo.undo();
+    return calls
+        .call(
+            "undo the grant of '" + lockName + "'",
+            c -> {
+              undo.run(c);
+              return null;
+            })
+        .<AcquireResult>handle(
+            (done, undoFailure) -> {
+              if (undoFailure != null) {
+                failure.addSuppressed(undoFailure);
+              }
+              throw failure instanceof java.util.concurrent.CompletionException ce
+                  ? ce
+                  : new java.util.concurrent.CompletionException(failure);
+            });
   }
 
   private static String releaseKey(String lockName, String owner) {

@@ -105,6 +105,104 @@ class MySqlDialectTest {
     }
   }
 
+  /**
+   * Regression (issue 29, finding 8): a grant whose connection dies after its commit with token 0
+   * (and before its token is written) was undone on that same dead connection, which failed too,
+   * and the grant blocked the name for its whole lease. Now the undo runs on another connection.
+   * Test triggers stand in for the dead connection: the token write of owner id {@code dying} fails
+   * with a connection error (SQLState 08S01, so the pool drops the connection), and every later
+   * delete on that session fails too; another session's delete goes through.
+   */
+  @Test
+  void aGrantWhoseConnectionDiesBeforeItsTokenIsWrittenIsUndoneOnAnotherConnection()
+      throws Exception {
+    String table = "dlock_dead_" + Long.toHexString(System.nanoTime());
+    JdbcLockSettings settings =
+        TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW).withTable(table);
+    try (LockClient dying = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        LockClient other = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        Connection admin = DriverManager.getConnection(mariaDb());
+        Statement st = admin.createStatement()) {
+      st.execute(
+          """
+          CREATE TRIGGER %1$s_die BEFORE UPDATE ON %1$s FOR EACH ROW
+          BEGIN
+            IF NEW.owner = 'o:dying' AND OLD.token = 0 AND NEW.token <> 0 THEN
+              SET @dlock_test_dead = 1;
+              SIGNAL SQLSTATE '08S01' SET MESSAGE_TEXT = 'the connection dies (test)';
+            END IF;
+          END
+          """
+              .formatted(table));
+      st.execute(
+          """
+          CREATE TRIGGER %1$s_dead BEFORE DELETE ON %1$s FOR EACH ROW
+          BEGIN
+            IF @dlock_test_dead = 1 THEN
+              SIGNAL SQLSTATE '08S01' SET MESSAGE_TEXT = 'the connection is dead (test)';
+            END IF;
+          END
+          """
+              .formatted(table));
+      String name = "dead-" + UUID.randomUUID();
+      assertThatThrownBy(
+              () ->
+                  dying
+                      .lock(name, io.dlock.LockOptions.defaults().withOwnerId("dying"))
+                      .tryAcquire())
+          .isInstanceOf(io.dlock.BackendUnavailableException.class)
+          .hasMessageContaining("the connection dies");
+      Lease next = other.lock(name).tryAcquire().orElseThrow();
+      assertThat(next.fencingToken()).isPositive();
+      assertThat(next.release()).isTrue();
+    } finally {
+      try (Connection c = DriverManager.getConnection(mariaDb());
+          Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
+        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
+      }
+    }
+  }
+
+  /**
+   * Regression (issue 29, finding 12): while a grant's token was not written yet (token 0), {@code
+   * forceRelease} answered "nobody held it", while {@code inspect} listed the lock and {@code
+   * tryAcquire} was refused, so an operator could not break it. The grant's nonce now names it: the
+   * forced release deletes it, and the acquisition that committed it hears the lock is held. (A row
+   * written by hand stands for a grant between its commit and its token's write.)
+   */
+  @Test
+  void aGrantWhoseTokenIsNotWrittenYetCanBeForceReleased() throws Exception {
+    String table = "dlock_zero_" + Long.toHexString(System.nanoTime());
+    JdbcLockSettings settings =
+        TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW).withTable(table);
+    try (LockClient client = JdbcLocks.newClient(settings, LockClientOptions.defaults());
+        LockClient admin = JdbcLocks.newClient(settings, LockClientOptions.defaults())) {
+      String name = "zero-" + UUID.randomUUID();
+      // A token-0 row as a grant leaves it between its commit and its token's write.
+      try (Connection c = DriverManager.getConnection(mariaDb());
+          Statement st = c.createStatement()) {
+        st.execute(
+            ("INSERT INTO %s (name, owner, holds, token, expires_at, holder, granted_at,"
+                    + " grant_nonce) VALUES ('%s', 'o:stuck', 1, 0, %s + 60000, 'test', %s, 42)")
+                .formatted(table, name, MySqlDialect.NOW_MILLIS, MySqlDialect.NOW_MILLIS));
+      }
+      assertThat(admin.inspect(name)).hasSize(1);
+      assertThat(client.lock(name).tryAcquire()).as("held by the token-0 grant").isEmpty();
+
+      assertThat(admin.forceRelease(name)).as("the forced release finds it").isPresent();
+      Lease next = client.lock(name).tryAcquire().orElseThrow();
+      assertThat(next.fencingToken()).isPositive();
+      assertThat(next.release()).isTrue();
+    } finally {
+      try (Connection c = DriverManager.getConnection(mariaDb());
+          Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
+        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
+      }
+    }
+  }
+
   @Test
   void aTableWithTheOtherDialectsCounterIsRefusedAndLeftAsItIs() throws Exception {
     String mariaDbTable = "dlock_two_dialects_" + Long.toHexString(System.nanoTime());
