@@ -55,6 +55,9 @@ final class LeaseRenewer {
    */
   private final Collection<Grant> grants;
 
+  /** The grants' trusted ends, marked lost as they pass, also while a call is waited for. */
+  private final LeaseEnds ends;
+
   private final ReentrantLock scheduleLock = new ReentrantLock();
   private @Nullable ScheduledFuture<?> nextTick;
   private long nextTickAt;
@@ -74,6 +77,7 @@ final class LeaseRenewer {
       LockEvents lockEvents,
       Collection<Grant> grants) {
     this.grants = grants;
+    this.ends = new LeaseEnds(grants, clock, backend.name());
     this.backend = backend;
     this.clock = clock;
     this.operationTimeout = operationTimeout;
@@ -157,22 +161,14 @@ final class LeaseRenewer {
     // failure (a timeout, a node down) reaches no lease of another length.
     Map<Long, List<Grant>> byLength = new HashMap<>();
     Set<Long> lengthsDue = new HashSet<>();
-    long earliestEnd = earliestEnd(now);
     for (Grant grant : grants) {
       if (grant.hasEnded()) {
         continue; // lost, and not yet released by its holder: never renewed again
       }
-      if (grant.validUntilNanos() - now <= 0) {
-        if (grant.autoRenew()) {
-          grant.markLost(
-              LeaseLostEvent.Reason.EXPIRED,
-              "no renewal got through before the lease of " + grant.leaseTime() + " ran out");
-        } else {
-          grant.markLost(
-              LeaseLostEvent.Reason.LEASE_ENDED,
-              "the fixed lease of " + grant.leaseTime() + " ended before release");
-        }
-      } else if (grant.autoRenew()) {
+      if (LeaseEnds.markLostIfEnded(grant, now)) {
+        continue;
+      }
+      if (grant.autoRenew()) {
         byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
         if (grant.nextRenewalNanos() - now <= grant.trustedLeaseNanos() / 6) {
           lengthsDue.add(grant.leaseNanos());
@@ -184,18 +180,15 @@ final class LeaseRenewer {
     // however the leases' due times were spread when they were taken. Renewing a lease early only
     // moves its end later; after one tick the due times of a length coincide.
     for (Long length : lengthsDue) {
-      renew(byLength.get(length), earliestEnd);
+      renew(byLength.get(length));
     }
   }
 
   /**
-   * Renews one batch. The call may not outlast the earliest lease end of this client: all ticks
-   * share one thread, and a renewal stuck on a silent network must not hold back the loss signal of
-   * a lease that runs out meanwhile (found by the fault-injection suite: without this bound, a
-   * holder cut off from Redis was told of its loss up to a third of a lease after its lease ended,
-   * while the next holder already held the lock).
+   * Renews one batch, waiting for the answer at most a third of the lease (the operation timeout if
+   * shorter), and marking lost meanwhile the leases that end ({@link LeaseEnds#await}).
    */
-  private void renew(List<Grant> batch, long earliestEnd) {
+  private void renew(List<Grant> batch) {
     // Grants of one owner id with different options are separate grants of the same server lease
     // (equal name, owner, token and length): one request each, and each one's answer to all of
     // them.
@@ -206,18 +199,14 @@ final class LeaseRenewer {
     long sentAt = clock.nanoTime();
     long timeout =
         Math.max(
-            1_000_000L,
-            Math.min(
-                Math.min(operationTimeout.toNanos(), batch.get(0).trustedLeaseNanos() / 3),
-                earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
+            1_000_000L, Math.min(operationTimeout.toNanos(), batch.get(0).trustedLeaseNanos() / 3));
     Set<HeldLease> gone;
     try {
       gone =
-          BackendCalls.await(
+          ends.await(
               backend.renew(List.copyOf(byLease.keySet())),
               timeout,
-              "renew " + byLease.size() + " lease(s)",
-              backend.name());
+              "renew " + byLease.size() + " lease(s)");
     } catch (RuntimeException e) {
       if (failuresInARow++ == 0) {
         log.warn(
@@ -390,23 +379,15 @@ final class LeaseRenewer {
     }
     HeldLease held = grant.heldLease(leaseNanos);
     long sentAt = clock.nanoTime();
-    // Bounded like a renewal (see renew): this thread must not miss another lease's end.
-    long earliestEnd = earliestEnd(sentAt);
-    long timeout =
-        Math.max(
-            1_000_000L,
-            Math.min(
-                operationTimeout.toNanos(),
-                earliestEnd == Long.MAX_VALUE ? Long.MAX_VALUE : earliestEnd - sentAt));
     try {
       Set<HeldLease> gone;
       try {
+        // Other leases' ends are marked while it waits, as during a renewal (see renew).
         gone =
-            BackendCalls.await(
+            ends.await(
                 backend.renew(List.of(held)),
-                timeout,
-                "extend the lease of '" + grant.lockName() + "'",
-                backend.name());
+                operationTimeout.toNanos(),
+                "extend the lease of '" + grant.lockName() + "'");
       } catch (RuntimeException e) {
         grant.unanswered(sentAt, leaseNanos);
         throw e;
@@ -436,21 +417,6 @@ final class LeaseRenewer {
             + grant.fencingToken()
             + "): it is "
             + grant.state().name().toLowerCase(Locale.ROOT));
-  }
-
-  /** The earliest lease end among the grants that have not ended, or Long.MAX_VALUE. */
-  private long earliestEnd(long now) {
-    long earliest = Long.MAX_VALUE;
-    for (Grant grant : grants) {
-      if (grant.hasEnded()) {
-        continue;
-      }
-      long end = grant.validUntilNanos();
-      if (end - now > 0 && (earliest == Long.MAX_VALUE || end - earliest < 0)) {
-        earliest = end;
-      }
-    }
-    return earliest;
   }
 
   private void scheduleNext() {

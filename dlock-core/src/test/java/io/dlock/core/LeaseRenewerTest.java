@@ -168,6 +168,47 @@ class LeaseRenewerTest {
     assertThat(held.isValid()).isFalse();
   }
 
+  /**
+   * Regression (issue 29, finding 6): each renewal call's timeout was the time to the client's
+   * earliest lease end, fixed leases included; fixed leases ending every few milliseconds gave
+   * renewal calls timeouts of about a millisecond, and healthy renewed leases were marked lost. Now
+   * the call keeps its own timeout, and a lease that ends while it waits is marked lost then.
+   */
+  @Test
+  void aFixedLeaseEndingDuringARenewalNeitherCutsItShortNorWaitsForIt() throws Exception {
+    java.util.concurrent.CountDownLatch sent = new java.util.concurrent.CountDownLatch(1);
+    CompletableFuture<Set<HeldLease>> answer = new CompletableFuture<>();
+    backend.onRenew =
+        leases -> {
+          sent.countDown();
+          return answer;
+        };
+    Lease renewed =
+        acquire("renewed", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(3)));
+    Lease fixed = acquire("fixed", LockOptions.defaults().withFixedLease(Duration.ofMillis(1200)));
+    List<LeaseLostEvent> fixedLost = new CopyOnWriteArrayList<>();
+    fixed.onLost(fixedLost::add);
+    long sentAt = grant(renewed).nextRenewalNanos();
+    assertThat(grant(fixed).validUntilNanos()).isGreaterThan(sentAt);
+    clock.set(sentAt); // the renewed lease is due; the fixed one ends a little later
+    assertThat(sent.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    clock.set(grant(fixed).validUntilNanos() + 1); // the fixed lease ends during the call
+    await().atMost(Duration.ofSeconds(10)).until(() -> !fixedLost.isEmpty());
+    assertThat(fixedLost.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.LEASE_ENDED);
+    answer.complete(Set.of()); // the call was still waited for: this answer counts
+
+    long trusted = grant(renewed).trustedLeaseNanos();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                grant(renewed).validUntilNanos()
+                    == sentAt + trusted - LeaseTerm.safetyMarginNanos(trusted));
+    assertThat(backend.renewals).hasSize(1);
+    assertThat(renewed.isValid()).isTrue();
+  }
+
   @Test
   void leasesOfDifferentLengthsDueTogetherGoInOneCallPerLength() {
     acquire("short-1", RENEWED);
