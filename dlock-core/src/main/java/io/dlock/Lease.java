@@ -96,15 +96,16 @@ public interface Lease extends AutoCloseable {
   /**
    * Lets go of this acquisition without releasing the lock: the server keeps the lock until its
    * lease ends, and this client neither renews, watches nor releases it any more (closing the
-   * client leaves it too). The lease then reads as released. For a holder that must keep a lock
-   * past its own end: ShedLock's {@code lockAtLeastFor} across a graceful shutdown. Shorten the
-   * lease first ({@link #extend}) to decide when the lock frees. A second call, or a call after
-   * {@link #release()}, does nothing.
+   * client leaves it too). The lease then reads as released, and the client's event listener hears
+   * of it as a release. For a holder that must keep a lock past its own end: ShedLock's {@code
+   * lockAtLeastFor} across a graceful shutdown. Shorten the lease first ({@link #extend}) to decide
+   * when the lock frees. A second call, or a call after {@link #release()}, does nothing.
    *
-   * <p>Where holds belong to a session (ZooKeeper; database session and row locks) the hold lasts
-   * as long as that session instead, whatever its lease: until the client closes. With an owner id,
-   * the server keeps counting this hold until the lease ends, and other holds of the id keep the
-   * lock that long too.
+   * <p>Where holds belong to a session (ZooKeeper; database session and row locks) the hold ends at
+   * its lease's end or when the client closes, whichever comes first. Abandoning one of several
+   * holds of a grant (a re-entry on the same thread) changes nothing for the others: the last of
+   * them to be released frees the lock at once. With an owner id, the server keeps counting this
+   * hold until the lease ends, and the lock stays held at least that long.
    */
   void abandon();
 

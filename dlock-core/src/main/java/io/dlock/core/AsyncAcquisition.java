@@ -97,6 +97,9 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   /** The client closes: ends this acquisition as not acquired. */
   void abortForClose() {
     closing = true;
+    // The future ends here, on the closing thread, before close() returns: a completion queued
+    // earlier on the callback threads then finds it done, and hands out nothing (found by review).
+    completeExceptionally(closed());
     stop();
   }
 
@@ -299,13 +302,11 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
     }
     onCallbackThread(
         () -> {
-          if (closing) {
-            // close() began after this completion was queued: the lease is the client's to
-            // release, and a future completed now could complete after close() returned.
+          // Cancelled meanwhile: give the lease back. Ended by close(): close() releases it (its
+          // grant is among the client's), before the backend closes; a release from here could
+          // still be in flight then.
+          if (!complete(lease) && !closing) {
             releaseQuietly(lease);
-            completeExceptionally(closed());
-          } else if (!complete(lease)) {
-            releaseQuietly(lease); // cancelled meanwhile
           }
         });
   }

@@ -1,5 +1,6 @@
 package io.dlock.core;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -7,69 +8,66 @@ import java.util.concurrent.locks.ReentrantLock;
  * The callers' threads inside the client's blocking acquisitions, counted so that {@code close()}
  * can wait for them, bounded, before it closes the backend: an attempt whose answer comes while the
  * client closes gives back the grant it was answered with itself, and it can only do so while the
- * backend is open. A lock and a condition rather than {@code synchronized}: callers may be virtual
+ * backend is open. Entering and leaving cost an atomic increment each; the lock is taken only once
+ * close() waits. A lock and a condition rather than {@code synchronized}: callers may be virtual
  * threads.
  */
 final class CallsInFlight {
+  private final AtomicInteger count = new AtomicInteger();
+
+  /** How deep the current thread is inside (a listener of an acquisition may acquire again). */
+  private final ThreadLocal<int[]> depth = ThreadLocal.withInitial(() -> new int[1]);
+
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition none = lock.newCondition();
-  private int count;
+  private final Condition left = lock.newCondition();
+  private volatile boolean awaited;
 
   /** A caller enters; it must check that the client is open only after this. */
   void enter() {
-    lock.lock();
-    try {
-      count++;
-    } finally {
-      lock.unlock();
-    }
+    count.incrementAndGet();
+    depth.get()[0]++;
   }
 
   void exit() {
-    lock.lock();
-    try {
-      if (--count == 0) {
-        none.signalAll();
+    depth.get()[0]--;
+    count.decrementAndGet();
+    if (awaited) {
+      lock.lock();
+      try {
+        left.signalAll();
+      } finally {
+        lock.unlock();
       }
-    } finally {
-      lock.unlock();
     }
   }
 
   /**
-   * Waits until no caller is inside, at most {@code timeoutNanos}; deaf to interrupts (the flag is
-   * kept), as close() is.
+   * Waits until no other thread is inside, at most {@code timeoutNanos}; deaf to interrupts (the
+   * flag is kept), as close() is. The calling thread itself may be inside (close() called by an
+   * acquisition's listener): its own entries are not waited for.
    *
-   * @return the number of callers still inside (0 if all left in time)
+   * @return the number of other callers still inside (0 if all left in time)
    */
-  int awaitNone(long timeoutNanos) {
+  int awaitOthers(long timeoutNanos) {
+    int own = depth.get()[0];
     boolean interrupted = false;
-    long left = timeoutNanos;
+    long remaining = timeoutNanos;
+    awaited = true;
     lock.lock();
     try {
-      while (count > 0 && left > 0) {
+      while (count.get() > own && remaining > 0) {
         try {
-          left = none.awaitNanos(left);
+          remaining = left.awaitNanos(remaining);
         } catch (InterruptedException e) {
           interrupted = true;
         }
       }
-      return count;
+      return Math.max(0, count.get() - own);
     } finally {
       lock.unlock();
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
-    }
-  }
-
-  /** For tests: how many callers are inside. */
-  int count() {
-    lock.lock();
-    try {
-      return count;
-    } finally {
-      lock.unlock();
     }
   }
 }

@@ -433,7 +433,7 @@ public final class CoreLockClient implements LockClient {
     // it was answered with itself (ensureOpenFor): wait for it while the backend is still open,
     // for its attempt and its release at most. Without the wait, the backend closed under it: the
     // server granted, the answer was dropped, and no release could be sent (found by review).
-    int stillInside = blockingCalls.awaitNone(operationTimeoutNanos * 2);
+    int stillInside = blockingCalls.awaitOthers(operationTimeoutNanos * 2);
     if (stillInside > 0) {
       log.warn(
           "{} acquisition(s) still waiting for the backend after {} ms; closing it under them (a"

@@ -118,6 +118,8 @@ final class LeaseHandle implements Lease {
   public void abandon() {
     if (RELEASED.compareAndSet(this, 0, 1)) {
       grant.abandon(this);
+      // The hold ends here for this client: listeners (metrics, tracing) hear of it as a release.
+      grant.lockEvents().released(lockName(), fencingToken(), openedNanos);
     }
   }
 

@@ -94,6 +94,49 @@ class CloseDuringAcquisitionTest {
     assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(RuntimeException.class);
   }
 
+  /**
+   * close() called by an acquisition's own listener, on the acquiring thread (found by review): it
+   * does not wait for that thread, which is inside the acquisition, for twice the operation
+   * timeout.
+   */
+  @Test
+  void closeFromAnAcquisitionsListenerDoesNotWaitForItsOwnThread() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock()).withReleaseSignals();
+    backend.onAcquire = call -> FakeBackend.held(null);
+    java.util.concurrent.atomic.AtomicReference<CoreLockClient> self =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    CoreLockClient client =
+        (CoreLockClient)
+            CoreLockClient.create(
+                backend,
+                io.dlock.LockClientOptions.defaults()
+                    .withClock(backend.clock)
+                    .withOperationTimeout(Duration.ofSeconds(30))
+                    .withEventListener(
+                        new io.dlock.LockEventListener() {
+                          @Override
+                          public void notAcquired(
+                              String lockName, AcquireFailure failure, Duration latency) {
+                            self.get().close(); // e.g. giving up on a failing backend
+                          }
+                        }));
+    self.set(client);
+    CompletableFuture<Object> outcome = new CompletableFuture<>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                outcome.complete(client.lock("x").tryAcquire());
+              } catch (Throwable e) {
+                outcome.complete(e);
+              }
+            });
+    t.start();
+    // Twice the operation timeout would be a minute: the attempt ends well before.
+    assertThat(outcome.get(20, TimeUnit.SECONDS)).isNotNull();
+    assertThat(backend.closed).isTrue();
+  }
+
   private static boolean isClosed(CoreLockClient client) {
     try {
       client.ensureOpen();

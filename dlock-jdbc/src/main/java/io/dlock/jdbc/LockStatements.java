@@ -168,6 +168,11 @@ abstract class LockStatements {
    * renewal. Deletes only the grant it read, so a grant made in between is left alone.
    */
   Optional<LockInfo> forceRelease(Connection c, String name) throws SQLException {
+    return forceReleaseByToken(c, name);
+  }
+
+  /** Deletes the grant that holds {@code name} now, named by its fencing token. */
+  final Optional<LockInfo> forceReleaseByToken(Connection c, String name) throws SQLException {
     for (int round = 0; round < 3; round++) {
       LockInfo before;
       try (PreparedStatement ps = prepare(c, describe)) {

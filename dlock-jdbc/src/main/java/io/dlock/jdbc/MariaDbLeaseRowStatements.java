@@ -1,11 +1,13 @@
 package io.dlock.jdbc;
 
+import io.dlock.LockInfo;
 import io.dlock.spi.AcquireResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * MariaDB 10.5+: the MySQL family's lease rows ({@link MySqlLeaseRowStatements}: its transaction,
@@ -91,6 +93,11 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
   @Override
   String probeColumns() {
     return LEASE_ROW_COLUMNS; // no grant nonce: tokens are drawn inside the grant's statement
+  }
+
+  @Override
+  Optional<LockInfo> forceRelease(Connection c, String name) throws SQLException {
+    return forceReleaseByToken(c, name); // every grant has its token: no nonce needed (nor kept)
   }
 
   @Override

@@ -118,6 +118,9 @@ class MySqlLeaseRowStatements extends LockStatements {
           }
           before = info(rs, true);
           nonce = rs.getLong(7);
+          if (rs.wasNull()) {
+            return forceReleaseByToken(c, name); // a row without a nonce has its token
+          }
         }
       }
       try (PreparedStatement ps = prepare(c, deleteByNonce)) {
@@ -201,11 +204,14 @@ class MySqlLeaseRowStatements extends LockStatements {
       } catch (SQLException e) {
         // The grant is committed and nobody will hear of it: undo it, or it would block the name
         // (or keep a hold of an owner id) until its lease ends. On a connection that died (the
-        // likeliest cause here) the undo fails too: the caller then runs it on another one.
+        // likeliest cause here) nothing more reaches the server: the caller runs the undo on
+        // another connection, once. On a live one it runs here, once: run again elsewhere after
+        // an answer lost, an owner id's "one hold less" would take a hold of another caller.
         long nonce = undrawn.nonce();
-        if (!undo(c, name, owner, nonce, e)) {
+        if (connectionFailed(e)) {
           throw new GrantToUndo(e, other -> undoOnce(other, name, owner, nonce));
         }
+        undo(c, name, owner, nonce, e);
         throw e;
       }
     }
@@ -213,19 +219,23 @@ class MySqlLeaseRowStatements extends LockStatements {
   }
 
   /**
-   * Undoes the grant {@code nonce} (whether or not its token got written) on {@code c}; on failure
-   * {@code cause} (which the caller reports) records why.
-   *
-   * @return whether the undo ran (false: {@code c} failed, and it is still to be done)
+   * Undoes the grant {@code nonce} (whether or not its token got written) on {@code c}. Best
+   * effort: on failure the grant ends with its lease, and {@code cause} (which the caller reports)
+   * records why.
    */
-  private boolean undo(Connection c, String name, String owner, long nonce, SQLException cause) {
+  private void undo(Connection c, String name, String owner, long nonce, SQLException cause) {
     try {
       undoOnce(c, name, owner, nonce);
-      return true;
     } catch (SQLException e) {
       cause.addSuppressed(e);
-      return false;
     }
+  }
+
+  /** A connection exception (SQLState class 08): the connection is gone. */
+  private static boolean connectionFailed(SQLException e) {
+    String state = e.getSQLState();
+    return e instanceof java.sql.SQLNonTransientConnectionException
+        || (state != null && state.startsWith("08"));
   }
 
   /**

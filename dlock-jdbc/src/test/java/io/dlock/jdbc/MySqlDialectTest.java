@@ -111,7 +111,7 @@ class MySqlDialectTest {
    * and the grant blocked the name for its whole lease. Now the undo runs on another connection.
    * Test triggers stand in for the dead connection: the token write of owner id {@code dying} fails
    * with a connection error (SQLState 08S01, so the pool drops the connection), and every later
-   * delete on that session fails too; another session's delete goes through.
+   * delete on that session would fail too; another session's delete goes through.
    */
   @Test
   void aGrantWhoseConnectionDiesBeforeItsTokenIsWrittenIsUndoneOnAnotherConnection()

@@ -68,6 +68,13 @@ final class RedisKeys {
     if (name.startsWith("}")) {
       return null; // no name's key: a name starting with "}" has the marker in front
     }
-    return name.startsWith(MARKER + "}") ? name.substring(1) : name;
+    if (name.startsWith(MARKER + "}")) {
+      name = name.substring(1);
+    }
+    try {
+      return io.dlock.LockNames.requireValid(name);
+    } catch (IllegalArgumentException e) {
+      return null; // a key under the prefix that no lock name maps to
+    }
   }
 }

@@ -84,13 +84,6 @@ public final class RedlockSettings {
       }
     }
     RedlockSettings settings = of(masters);
-    if (query != null && query.matches("(?:^|.*&)keyPrefix=[^&]*%.*")) {
-      // Key prefixes were taken literally before parameters were decoded: a prefix with a
-      // percent-escape would now name other keys than clients of an earlier version lock.
-      throw new IllegalArgumentException(
-          "redlock URI parameter 'keyPrefix' must not contain '%' (it is not decoded); pass such a"
-              + " prefix as the keyPrefix property instead");
-    }
     Map<String, String> parameters =
         UriParameters.parseQuery(query, "redlock URI", List.of("nodeTimeout", "keyPrefix"));
     String nodeTimeout = parameters.get("nodeTimeout");

@@ -43,5 +43,7 @@ class RedisKeysTest {
     assertThat(keys.nameOfLock(keys.request("plain", "r1"))).isNull();
     assertThat(keys.nameOfLock(keys.releaseChannel("plain"))).isNull();
     assertThat(keys.nameOfLock("other:{plain}")).isNull();
+    assertThat(keys.nameOfLock("dlock:{}")).as("no name is empty").isNull();
+    assertThat(keys.nameOfLock("dlock:{\u0001x}")).as("the marker only before '}'").isNull();
   }
 }

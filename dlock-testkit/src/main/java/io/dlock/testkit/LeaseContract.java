@@ -103,7 +103,7 @@ public interface LeaseContract {
     String lockName = fixture().name("abandoned");
     Lease lease =
         fixture()
-            .grantShortLease(holder, lockName, LockOptions.defaults().withFixedLease(millis(1500)));
+            .grantShortLease(holder, lockName, LockOptions.defaults().withFixedLease(millis(2500)));
     boolean sessionBound =
         holder.capabilities().contains(io.dlock.BackendCapability.SESSION_BOUND_HOLDS);
 
