@@ -186,16 +186,27 @@ class MySqlLeaseRowStatements extends LockStatements {
   final AcquireResult acquire(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
-    c.setAutoCommit(false);
-    boolean committed = false;
     Attempt attempt;
-    try {
-      attempt = attempt(c, name, owner, countsHolds, holder, leaseMillis);
-      c.setAutoCommit(true); // commits the transaction (JDBC and both servers say so)
-      committed = true;
-    } finally {
-      if (!committed) {
-        rollBack(c);
+    for (int tries = 1; ; tries++) {
+      c.setAutoCommit(false);
+      boolean committed = false;
+      try {
+        attempt = attempt(c, name, owner, countsHolds, holder, leaseMillis);
+        c.setAutoCommit(true); // commits the transaction (JDBC and both servers say so)
+        committed = true;
+        break;
+      } catch (SQLException e) {
+        // InnoDB picked this transaction as a deadlock's victim (concurrent upserts of one name
+        // under load, seen on MariaDB) and rolled all of it back: nothing was granted, and the
+        // same transaction again is safe. Twice more at most, then the caller hears of it.
+        if (tries < 3 && deadlockVictim(e)) {
+          continue; // rolled back below first
+        }
+        throw e;
+      } finally {
+        if (!committed) {
+          rollBack(c);
+        }
       }
     }
     if (attempt instanceof Undrawn undrawn) {
@@ -229,6 +240,11 @@ class MySqlLeaseRowStatements extends LockStatements {
     } catch (SQLException e) {
       cause.addSuppressed(e);
     }
+  }
+
+  /** InnoDB's deadlock victim (error 1213, SQLState 40001): its transaction was rolled back. */
+  private static boolean deadlockVictim(SQLException e) {
+    return e.getErrorCode() == 1213 || "40001".equals(e.getSQLState());
   }
 
   /** A connection exception (SQLState class 08): the connection is gone. */

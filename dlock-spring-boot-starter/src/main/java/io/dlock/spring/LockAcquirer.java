@@ -21,13 +21,32 @@ import org.jspecify.annotations.Nullable;
  * lock with its pattern; the metrics themselves come from the client's {@link
  * io.dlock.LockEventListener}, like those of every other lock of the client.
  */
-public final class LockAcquirer {
+public final class LockAcquirer implements AutoCloseable {
   private final LockClient client;
   private final LockNamePatterns names;
+  private final DeferredReleases deferredReleases =
+      new DeferredReleases("dlock-locked-hold-release");
 
   public LockAcquirer(LockClient client, LockNamePatterns names) {
     this.client = Objects.requireNonNull(client, "client");
     this.names = Objects.requireNonNull(names, "names");
+  }
+
+  /**
+   * The releases of {@link Locked#holdAtLeast()} holds that wait for the hold to pass: closed with
+   * this acquirer (before its client, which it depends on), leaving them held on the server.
+   */
+  public DeferredReleases deferredReleases() {
+    return deferredReleases;
+  }
+
+  /**
+   * The graceful shutdown: holds whose {@link Locked#holdAtLeast()} has not passed stay held on the
+   * server until then ({@link DeferredReleases#close()}); the client is not closed here.
+   */
+  @Override
+  public void close() {
+    deferredReleases.close();
   }
 
   /**

@@ -113,7 +113,12 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     }
     if (method.result() == LockedResult.COMPLETION_STAGE && result != null) {
       // Held until the work the method started is done, not only until it returned.
-      return LockedReleases.afterCompletion((CompletionStage<?>) result, lease, method, acquiredAt);
+      return LockedReleases.afterCompletion(
+          (CompletionStage<?>) result,
+          lease,
+          method,
+          acquiredAt,
+          acquirer.get().deferredReleases());
     }
     boolean deferred = releaseOrDefer(lease, method, acquiredAt);
     if (LockedReleases.wasLost(lease)) {
@@ -168,10 +173,10 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
         && !method.result().isAsync() // their work outlives the call, and any transaction of it
         && TransactionSynchronizationManager.isSynchronizationActive()) {
       TransactionSynchronizationManager.registerSynchronization(
-          new ReleaseAfterCompletion(lease, method, acquiredAt));
+          new ReleaseAfterCompletion(lease, method, acquiredAt, acquirer.get().deferredReleases()));
       return true;
     }
-    LockedReleases.releaseWhenDue(lease, method, acquiredAt);
+    LockedReleases.releaseWhenDue(lease, method, acquiredAt, acquirer.get().deferredReleases());
     return false;
   }
 
@@ -180,16 +185,19 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     private final Lease lease;
     private final LockedMethod method;
     private final long acquiredAt;
+    private final DeferredReleases releases;
 
-    ReleaseAfterCompletion(Lease lease, LockedMethod method, long acquiredAt) {
+    ReleaseAfterCompletion(
+        Lease lease, LockedMethod method, long acquiredAt, DeferredReleases releases) {
       this.lease = lease;
       this.method = method;
       this.acquiredAt = acquiredAt;
+      this.releases = releases;
     }
 
     @Override
     public void afterCompletion(int status) {
-      LockedReleases.releaseWhenDue(lease, method, acquiredAt);
+      LockedReleases.releaseWhenDue(lease, method, acquiredAt, releases);
     }
   }
 }

@@ -4,12 +4,11 @@ import io.dlock.Lease;
 import io.dlock.LeaseState;
 import io.dlock.LockException;
 import io.dlock.spi.DriverThreads;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,19 +23,19 @@ final class LockedReleases {
 
   private LockedReleases() {}
 
-  /** Releases now, or once {@link Locked#holdAtLeast()} has passed since the acquisition. */
-  static void releaseWhenDue(Lease lease, LockedMethod method, long acquiredAt) {
+  /**
+   * Releases now, or once {@link Locked#holdAtLeast()} has passed since the acquisition (the
+   * server's lease shortened to end then; left held across a graceful shutdown: {@link
+   * DeferredReleases}).
+   */
+  static void releaseWhenDue(
+      Lease lease, LockedMethod method, long acquiredAt, DeferredReleases releases) {
     long left = method.holdAtLeast().toNanos() - (System.nanoTime() - acquiredAt);
     if (left <= 0) {
       release(lease, method.description());
       return;
     }
-    try {
-      Threads.TIMER.schedule(
-          () -> release(lease, method.description()), left, TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException e) {
-      release(lease, method.description()); // the JVM is shutting down: release now
-    }
+    releases.releaseAfter(lease, Duration.ofNanos(left), method.description());
   }
 
   /**
@@ -50,14 +49,18 @@ final class LockedReleases {
    * run on without the lock.
    */
   static CompletableFuture<Object> afterCompletion(
-      CompletionStage<?> result, Lease lease, LockedMethod method, long acquiredAt) {
+      CompletionStage<?> result,
+      Lease lease,
+      LockedMethod method,
+      long acquiredAt,
+      DeferredReleases releases) {
     CompletableFuture<Object> released = new CompletableFuture<>();
     result.whenComplete(
         (value, error) -> {
           Runnable release =
               () -> {
                 try {
-                  releaseWhenDue(lease, method, acquiredAt);
+                  releaseWhenDue(lease, method, acquiredAt, releases);
                   warnIfLost(lease, method);
                 } finally {
                   if (error != null) {
@@ -115,9 +118,6 @@ final class LockedReleases {
 
   /** Made on first use: applications without delayed or asynchronous releases start neither. */
   private static final class Threads {
-    /** The timer of releases delayed by {@link Locked#holdAtLeast()}. */
-    static final ScheduledExecutorService TIMER = DriverThreads.timer("dlock-locked-hold-release");
-
     /** Releases of asynchronous methods' leases; their number is that of the holds ending. */
     static final ExecutorService RELEASES = DriverThreads.onDemand("dlock-locked-release");
   }

@@ -58,13 +58,14 @@ final class ReactiveLockedCalls {
     Object[] args = invocation.getArguments().clone();
     Object target = invocation.getThis();
     Mono<Hold> hold = Mono.create(sink -> grant(sink, method, key, acquirer));
-    Function<Hold, Publisher<Object>> release = h -> release(h, method);
+    DeferredReleases releases = acquirer.deferredReleases();
+    Function<Hold, Publisher<Object>> release = h -> release(h, method, releases);
     if (method.result() == LockedResult.MONO) {
       return Mono.usingWhen(
               hold,
               h -> Mono.from(run(h, method, proxied, args)),
               release,
-              (h, e) -> release(h, method),
+              (h, e) -> release(h, method, releases),
               release)
           .onErrorResume(NotAcquired.class, e -> Mono.from(failure(method, args, target, e)));
     }
@@ -72,7 +73,7 @@ final class ReactiveLockedCalls {
             hold,
             h -> run(h, method, proxied, args),
             release,
-            (h, e) -> release(h, method),
+            (h, e) -> release(h, method, releases),
             release)
         .onErrorResume(NotAcquired.class, e -> failure(method, args, target, e));
   }
@@ -190,13 +191,14 @@ final class ReactiveLockedCalls {
     return work.contextWrite(context -> context.put(Lease.class, lease));
   }
 
-  private static Mono<Object> release(Hold hold, LockedMethod method) {
+  private static Mono<Object> release(Hold hold, LockedMethod method, DeferredReleases releases) {
     return Mono.create(
         sink ->
             LockedReleases.runOffThread(
                 () -> {
                   try {
-                    LockedReleases.releaseWhenDue(hold.lease(), method, hold.acquiredAt());
+                    LockedReleases.releaseWhenDue(
+                        hold.lease(), method, hold.acquiredAt(), releases);
                     LockedReleases.warnIfLost(hold.lease(), method);
                   } finally {
                     sink.success();

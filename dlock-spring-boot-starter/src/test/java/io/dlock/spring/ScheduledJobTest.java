@@ -3,6 +3,7 @@ package io.dlock.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClients;
 import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
@@ -89,6 +90,35 @@ class ScheduledJobTest {
                           assertThat(runs).hasSize(2);
                           assertThat(token(runs.get(1))).isGreaterThan(token(runs.get(0)));
                         })));
+  }
+
+  /**
+   * A graceful shutdown (the application context closed) leaves a lock whose holdAtLeast has not
+   * passed held on the server until about then (its lease shortened to end then), instead of
+   * releasing it with the lock client: another instance must not run the job again during a deploy.
+   * (It did: found when {@link #scheduledOnThreeInstancesTheJobNeverRunsTwiceWithinItsHold} failed
+   * under load, an instance shutting down freeing the lock for the next one's scheduler.)
+   */
+  @Test
+  void aGracefulShutdownKeepsTheLockUntilItsHoldHasPassed() {
+    String name = PREFIX + "report";
+    await()
+        .atMost(HOLD.multipliedBy(4))
+        .until(() -> admin.lock(name).tryAcquire().map(Lease::release).orElse(false));
+    long[] calledAt = new long[1];
+    runner.run(
+        a -> {
+          calledAt[0] = System.nanoTime(); // before the grant: the hold counts from after it
+          assertThat(a.getBean(Job.class).report(0)).isTrue();
+        }); // the context closes here, holdAtLeast far from over
+
+    assertThat(admin.lock(name).tryAcquire()).as("held after the shutdown").isEmpty();
+    await()
+        .atMost(HOLD.multipliedBy(4))
+        .until(() -> admin.lock(name).tryAcquire().map(Lease::release).orElse(false));
+    assertThat(System.nanoTime() - calledAt[0])
+        .as("freed no sooner than holdAtLeast after the grant")
+        .isGreaterThanOrEqualTo(HOLD.toNanos());
   }
 
   @Test

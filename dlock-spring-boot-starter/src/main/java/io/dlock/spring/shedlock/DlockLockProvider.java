@@ -3,14 +3,11 @@ package io.dlock.spring.shedlock;
 import io.dlock.Lease;
 import io.dlock.LockException;
 import io.dlock.LockOptions;
-import io.dlock.spi.DriverThreads;
+import io.dlock.spring.DeferredReleases;
 import io.dlock.spring.LockAcquirer;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -39,11 +36,7 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(DlockLockProvider.class);
 
   private final LockAcquirer acquirer;
-  private final ScheduledExecutorService delayedReleases;
-
-  /** Locks unlocked before their {@code lockAtLeastFor} ended, until their delayed release. */
-  private final java.util.Set<DlockSimpleLock> unlockedEarly =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final DeferredReleases delayedReleases;
 
   /**
    * A provider that takes its locks through {@code acquirer}: each job's lock is named after the
@@ -51,7 +44,7 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
    */
   public DlockLockProvider(LockAcquirer acquirer) {
     this.acquirer = Objects.requireNonNull(acquirer, "acquirer");
-    this.delayedReleases = DriverThreads.timer("dlock-shedlock-release");
+    this.delayedReleases = new DeferredReleases("dlock-shedlock-release");
   }
 
   /**
@@ -96,18 +89,8 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
    */
   @Override
   public void close() {
-    delayedReleases.shutdownNow();
-    for (DlockSimpleLock pending : unlockedEarly) {
-      pending.lease.abandon();
-    }
-    unlockedEarly.clear();
+    delayedReleases.close();
   }
-
-  /**
-   * How much longer than {@code lockAtLeastFor} the client trusts a lock unlocked early, so that
-   * its release at the end of {@code lockAtLeastFor} always comes while the lease is still trusted.
-   */
-  private static final Duration RELEASE_SLACK = Duration.ofSeconds(1);
 
   private final class DlockSimpleLock implements SimpleLock {
     private final Lease lease;
@@ -127,56 +110,8 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
         throw new IllegalStateException(
             "lock '" + configuration.getName() + "' already unlocked or extended");
       }
-      Instant now = ClockProvider.now();
-      Duration keep = Duration.between(now, configuration.getLockAtLeastUntil());
-      if (keep.isNegative() || keep.isZero()) {
-        release();
-        return;
-      }
-      keepOnServerFor(keep, Duration.between(now, configuration.getLockAtMostUntil()));
-      // Measured again after the extension's round trip, and never past the lease's trusted end:
-      // a lease that ends first (lockAtLeastFor within the margin of lockAtMostFor) is released
-      // just before, rather than reported lost.
-      long releaseIn =
-          Math.min(
-              Duration.between(ClockProvider.now(), configuration.getLockAtLeastUntil()).toNanos(),
-              lease.remaining().toNanos() - 10_000_000L);
-      if (releaseIn <= 0) {
-        release();
-      } else {
-        unlockedEarly.add(this);
-        try {
-          delayedReleases.schedule(this::release, releaseIn, TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-          lease.abandon(); // the provider closed meanwhile: kept on the server, as close() does
-          unlockedEarly.remove(this);
-        }
-      }
-    }
-
-    /**
-     * Shortens the server's lease to end just after {@code keep}: the release at the end of {@code
-     * lockAtLeastFor} is this process's timer, which dies with it.
-     */
-    private void keepOnServerFor(Duration keep, Duration atMostLeft) {
-      // The client trusts a lease of L for L - (1% of L + 2 ms): ask for enough that the trusted
-      // part covers keep and the slack.
-      long wanted = keep.plus(RELEASE_SLACK).toNanos() + 2_000_000L;
-      Duration until = Duration.ofNanos(wanted + wanted / 99 + 1);
-      if (until.compareTo(atMostLeft) >= 0) {
-        return; // the lease ends by lockAtMostFor anyway, no later than this would
-      }
-      if (until.compareTo(LockOptions.MIN_LEASE) < 0) {
-        until = LockOptions.MIN_LEASE;
-      }
-      try {
-        lease.extend(until);
-      } catch (LockException e) {
-        log.debug(
-            "ShedLock lock '{}' keeps its lease to lockAtMostFor: {}",
-            configuration.getName(),
-            e.toString());
-      }
+      Duration keep = Duration.between(ClockProvider.now(), configuration.getLockAtLeastUntil());
+      delayedReleases.releaseAfter(lease, keep, "ShedLock lock '" + configuration.getName() + "'");
     }
 
     /**
@@ -207,18 +142,6 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
             "lock '" + configuration.getName() + "' already unlocked or extended");
       }
       return Optional.of(new DlockSimpleLock(lease, extended));
-    }
-
-    private void release() {
-      unlockedEarly.remove(this);
-      try {
-        lease.release();
-      } catch (LockException e) {
-        log.warn(
-            "release of ShedLock lock '{}' failed; it expires after lockAtMostFor: {}",
-            configuration.getName(),
-            e.toString());
-      }
     }
   }
 }
