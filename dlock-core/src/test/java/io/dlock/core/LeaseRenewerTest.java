@@ -56,6 +56,21 @@ class LeaseRenewerTest {
         && grant.validUntilNanos() == sentAt + 295 * MS;
   }
 
+  /** A renewal call the test answers when it wants: {@code sent} once it is made. */
+  private record HeldRenewal(
+      java.util.concurrent.CountDownLatch sent, CompletableFuture<Set<HeldLease>> answer) {}
+
+  private HeldRenewal holdRenewalAnswers() {
+    HeldRenewal renewal =
+        new HeldRenewal(new java.util.concurrent.CountDownLatch(1), new CompletableFuture<>());
+    backend.onRenew =
+        leases -> {
+          renewal.sent().countDown();
+          return renewal.answer();
+        };
+    return renewal;
+  }
+
   @Test
   void aGrantMarkedLostBeforeItReachesTheRenewerIsNeverRenewed() {
     NamedLock lock = (NamedLock) client.lock("renewer", RENEWED);
@@ -144,23 +159,17 @@ class LeaseRenewerTest {
   @Test
   void aRenewalAnsweredAfterTheLeaseRanOutLeavesItLostAndSaysSo() throws Exception {
     Duration lease = Duration.ofSeconds(3); // the renewal call may take a second of real time
-    java.util.concurrent.CountDownLatch sent = new java.util.concurrent.CountDownLatch(1);
-    CompletableFuture<Set<HeldLease>> answer = new CompletableFuture<>();
-    backend.onRenew =
-        leases -> {
-          sent.countDown();
-          return answer;
-        };
+    HeldRenewal renewal = holdRenewalAnswers();
     Lease held = acquire("late-answer", LockOptions.defaults().withRenewedLease(lease));
     List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
     held.onLost(lost::add);
     Grant grant = grant(held);
     clock.set(grant.nextRenewalNanos()); // due: the tick sends the renewal
-    assertThat(sent.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(renewal.sent().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
 
     clock.set(grant.validUntilNanos()); // the trusted end passes while the renewal is in flight
     assertThat(held.state()).isEqualTo(LeaseState.LOST);
-    answer.complete(Set.of()); // the server renewed it: too late for this client's trust
+    renewal.answer().complete(Set.of()); // the server renewed it: too late for this client's trust
 
     await().atMost(Duration.ofSeconds(10)).until(() -> !lost.isEmpty());
     assertThat(lost.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.EXPIRED);
@@ -176,13 +185,7 @@ class LeaseRenewerTest {
    */
   @Test
   void aFixedLeaseEndingDuringARenewalNeitherCutsItShortNorWaitsForIt() throws Exception {
-    java.util.concurrent.CountDownLatch sent = new java.util.concurrent.CountDownLatch(1);
-    CompletableFuture<Set<HeldLease>> answer = new CompletableFuture<>();
-    backend.onRenew =
-        leases -> {
-          sent.countDown();
-          return answer;
-        };
+    HeldRenewal renewal = holdRenewalAnswers();
     Lease renewed =
         acquire("renewed", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(3)));
     Lease fixed = acquire("fixed", LockOptions.defaults().withFixedLease(Duration.ofMillis(1200)));
@@ -191,12 +194,12 @@ class LeaseRenewerTest {
     long sentAt = grant(renewed).nextRenewalNanos();
     assertThat(grant(fixed).validUntilNanos()).isGreaterThan(sentAt);
     clock.set(sentAt); // the renewed lease is due; the fixed one ends a little later
-    assertThat(sent.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(renewal.sent().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
 
     clock.set(grant(fixed).validUntilNanos() + 1); // the fixed lease ends during the call
     await().atMost(Duration.ofSeconds(10)).until(() -> !fixedLost.isEmpty());
     assertThat(fixedLost.get(0).reason()).isEqualTo(LeaseLostEvent.Reason.LEASE_ENDED);
-    answer.complete(Set.of()); // the call was still waited for: this answer counts
+    renewal.answer().complete(Set.of()); // the call was still waited for: this answer counts
 
     long trusted = grant(renewed).trustedLeaseNanos();
     await()

@@ -10,7 +10,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -97,11 +96,7 @@ class MySqlDialectTest {
       assertThat(next.fencingToken()).isPositive();
       assertThat(next.release()).isTrue();
     } finally {
-      try (Connection c = DriverManager.getConnection(mariaDb());
-          Statement st = c.createStatement()) {
-        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
-        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
-      }
+      dropTables(table);
     }
   }
 
@@ -156,11 +151,7 @@ class MySqlDialectTest {
       assertThat(next.fencingToken()).isPositive();
       assertThat(next.release()).isTrue();
     } finally {
-      try (Connection c = DriverManager.getConnection(mariaDb());
-          Statement st = c.createStatement()) {
-        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
-        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
-      }
+      dropTables(table);
     }
   }
 
@@ -195,11 +186,7 @@ class MySqlDialectTest {
       assertThat(next.fencingToken()).isPositive();
       assertThat(next.release()).isTrue();
     } finally {
-      try (Connection c = DriverManager.getConnection(mariaDb());
-          Statement st = c.createStatement()) {
-        st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
-        st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
-      }
+      dropTables(table);
     }
   }
 
@@ -237,14 +224,8 @@ class MySqlDialectTest {
               TestDatabases.mySqlSettings(mariaDb(), JdbcLockMode.LEASE_ROW).withTable(mySqlTable))
           .close();
     } finally {
-      try (Connection c = DriverManager.getConnection(mariaDb());
-          Statement st = c.createStatement()) {
-        st.execute("DROP SEQUENCE IF EXISTS " + mariaDbTable + "_fence");
-        for (String table : List.of(mariaDbTable, mySqlTable)) {
-          st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
-          st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
-        }
-      }
+      dropTables(mariaDbTable);
+      dropTables(mySqlTable);
     }
   }
 
@@ -266,5 +247,15 @@ class MySqlDialectTest {
 
   private static String mariaDb() {
     return TestDatabases.mariaDb().orElseThrow();
+  }
+
+  /** Drops a lock table of a test and what either dialect made beside it. */
+  private static void dropTables(String table) throws java.sql.SQLException {
+    try (Connection c = DriverManager.getConnection(mariaDb());
+        Statement st = c.createStatement()) {
+      st.execute("DROP SEQUENCE IF EXISTS " + table + "_fence");
+      st.execute("DROP TABLE IF EXISTS " + table + ", " + table + "_fences");
+      st.execute("DROP TABLE IF EXISTS " + table + "_held, " + table + "_rows");
+    }
   }
 }
