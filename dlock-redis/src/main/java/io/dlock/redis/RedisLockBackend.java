@@ -44,6 +44,8 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   private final RedisLockSettings settings;
   private final RedisKeys keys;
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final RedisConnections connections;
   private final RedisClusterAsyncCommands<String, String> commands;
   private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
@@ -154,7 +156,12 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
             (result, error) -> {
               if (error != null) {
                 UnansweredAcquireUndo.start(
-                    lockName, lease, sent, clock, () -> undoAcquire(lockName, owner, request));
+                    lockName,
+                    lease,
+                    sent,
+                    clock,
+                    closed::get,
+                    () -> undoAcquire(lockName, owner, request));
               }
             })
         .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
@@ -446,6 +453,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   @Override
   public void close() {
+    closed.set(true);
     connections.close();
   }
 

@@ -53,6 +53,8 @@ import org.slf4j.LoggerFactory;
  * acquire's request id ({@code undo-acquire.lua}), never by owner alone.
  */
 public final class RedlockLockBackend implements LockBackend, LockAdministration {
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private static final Logger log = LoggerFactory.getLogger(RedlockLockBackend.class);
 
   private final RedlockSettings settings;
@@ -271,6 +273,7 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
         lease,
         start,
         clock,
+        closed::get,
         () -> master.call(m -> m.undoAcquire(lockName, owner, request)));
   }
 
@@ -360,6 +363,7 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
 
   @Override
   public void close() {
+    closed.set(true);
     masters.forEach(RedlockMaster::close);
     connector.shutdownNow();
   }

@@ -4,6 +4,7 @@ import io.dlock.MonotonicClock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,33 +32,39 @@ final class UnansweredAcquireUndo {
   private final Supplier<CompletableFuture<Boolean>> undo;
   private final long endNanos;
   private final MonotonicClock clock;
+  private final BooleanSupplier closed;
 
   private UnansweredAcquireUndo(
       String lockName,
       Supplier<CompletableFuture<Boolean>> undo,
       long endNanos,
-      MonotonicClock clock) {
+      MonotonicClock clock,
+      BooleanSupplier closed) {
     this.lockName = lockName;
     this.undo = undo;
     this.endNanos = endNanos;
     this.clock = clock;
+    this.closed = closed;
   }
 
   /**
    * Starts undoing: at once, then again after failures until the server answers or {@code lease}
    * after {@code sentNanos} (the acquire's send time on {@code clock}, the client's) has passed.
    *
-   * @return completes with true when a hold was taken back, false when there was nothing to undo or
-   *     the lease ended first; never exceptionally
+   * @param closed whether the backend was closed: no undo can be sent any more, so none is retried
+   *     (found by review: retries went on after close, every 2 s until the lease ended)
+   * @return completes with true when a hold was taken back, false when there was nothing to undo,
+   *     the lease ended first or the backend closed; never exceptionally
    */
   static CompletableFuture<Boolean> start(
       String lockName,
       Duration lease,
       long sentNanos,
       MonotonicClock clock,
+      BooleanSupplier closed,
       Supplier<CompletableFuture<Boolean>> undo) {
     CompletableFuture<Boolean> done = new CompletableFuture<>();
-    new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos(), clock)
+    new UnansweredAcquireUndo(lockName, undo, sentNanos + lease.toNanos(), clock, closed)
         .attempt(FIRST_RETRY_MILLIS, done);
     return done;
   }
@@ -76,6 +83,15 @@ final class UnansweredAcquireUndo {
               log.info("Took back the grant of '{}' whose answer was lost", lockName);
             }
             done.complete(undone);
+            return;
+          }
+          if (closed.getAsBoolean()) {
+            log.warn(
+                "Could not take back an unanswered acquisition of '{}' before the client closed;"
+                    + " it expires with its lease: {}",
+                lockName,
+                error.toString());
+            done.complete(false);
             return;
           }
           long left = endNanos - clock.nanoTime();
