@@ -314,8 +314,10 @@ final class AsyncAcquisition extends CompletableFuture<Lease> {
   private void onCallbackThread(Runnable completion) {
     try {
       callbacks.execute(completion);
-    } catch (RejectedExecutionException e) {
-      completion.run(); // closing: complete here rather than never
+    } catch (RejectedExecutionException | OutOfMemoryError e) {
+      // Closing, or no thread to be had ("unable to create native thread"): complete here rather
+      // than never, which would leave the future pending and its grant held and renewed.
+      completion.run();
     }
   }
 

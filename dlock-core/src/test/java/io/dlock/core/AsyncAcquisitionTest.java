@@ -119,8 +119,36 @@ class AsyncAcquisitionTest {
     assertThat(backend.releases).as("the grant was released once, by close()").hasSize(1);
   }
 
+  /**
+   * Regression (issue 29, the review's suspicion, confirmed): when the callback threads could not
+   * take the completion (an {@code Error}: no thread could be created), the future stayed pending
+   * forever while its grant was held and renewed. It now completes on the step's thread.
+   */
+  @Test
+  void aCompletionNoThreadCanRunIsRunOnTheStepsThread() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    CoreLockClient client = backend.client();
+    Field f = CoreLockClient.class.getDeclaredField("asyncCallbacks");
+    f.setAccessible(true);
+    f.set(
+        client,
+        new HeldCallbacks() {
+          @Override
+          public void execute(Runnable command) {
+            throw new OutOfMemoryError("unable to create native thread (test)");
+          }
+        });
+    try {
+      Lease lease = client.lock("w").acquireAsync(Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.release()).isTrue();
+    } finally {
+      client.close();
+    }
+  }
+
   /** Callback threads that run nothing until the test runs what was queued. */
-  private static final class HeldCallbacks extends java.util.concurrent.AbstractExecutorService {
+  private static class HeldCallbacks extends java.util.concurrent.AbstractExecutorService {
     final List<Runnable> queued = new CopyOnWriteArrayList<>();
     private volatile boolean shutdown;
 
