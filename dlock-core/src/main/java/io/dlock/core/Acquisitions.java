@@ -395,12 +395,22 @@ final class Acquisitions {
     // fencing token, or start a new grant.
     LeaseHandle[] opened = new LeaseHandle[1];
     Grant[] replaced = new Grant[1];
+    boolean[] older = new boolean[1];
     Grant current =
         client
             .grants()
             .compute(
                 key,
                 (k, existing) -> {
+                  if (existing != null
+                      && !existing.hasEnded()
+                      && existing.fencingToken() > granted.fencingToken()) {
+                    // A late answer: the owner id was granted anew since (tokens only grow), so
+                    // this grant has ended on the server. Keep the newer one (found by review: it
+                    // was marked lost and this stale one handed out).
+                    older[0] = true;
+                    return existing;
+                  }
                   if (existing != null && existing.fencingToken() == granted.fencingToken()) {
                     opened[0] = existing.openCounted(sentAt);
                     if (opened[0] != null) {
@@ -411,6 +421,17 @@ final class Acquisitions {
                   opened[0] = fresh.open();
                   return fresh;
                 });
+    if (older[0]) {
+      client.undoGrant(name, owner, granted.fencingToken()); // owner- and token-checked: harmless
+      throw new BackendUnavailableException(
+          "The grant of lock '"
+              + name
+              + "' (fencing token "
+              + granted.fencingToken()
+              + ") was answered after a newer grant of its owner id (fencing token "
+              + current.fencingToken()
+              + "); it has ended and is not handed out");
+    }
     if (replaced[0] != null) {
       replaced[0].markLost(
           LeaseLostEvent.Reason.TAKEN_OVER,

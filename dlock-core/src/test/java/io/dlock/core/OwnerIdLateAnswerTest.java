@@ -1,0 +1,61 @@
+package io.dlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dlock.BackendUnavailableException;
+import io.dlock.Lease;
+import io.dlock.LockOptions;
+import io.dlock.spi.AcquireResult;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Regression (issue 29, the review's suspicion, confirmed): an owner id's acquisition answered
+ * late, with an older token than the grant another thread of the same owner id got meanwhile (the
+ * older grant ended on the server in between), replaced the newer grant in the client: the newer
+ * one was marked lost and the ended one handed out. The late answer is now refused.
+ */
+class OwnerIdLateAnswerTest {
+
+  @Test
+  void aLateAnswerWithAnOlderTokenNeverReplacesTheNewerGrantOfItsOwnerId() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    CompletableFuture<AcquireResult> late = new CompletableFuture<>();
+    AtomicInteger calls = new AtomicInteger();
+    backend.onAcquire = call -> calls.incrementAndGet() == 1 ? late : FakeBackend.granted(6);
+    CoreLockClient client = backend.client();
+    LockOptions owner = LockOptions.defaults().withOwnerId("job");
+    try {
+      CompletableFuture<Object> first = new CompletableFuture<>();
+      new Thread(
+              () -> {
+                try {
+                  first.complete(client.lock("x", owner).tryAcquire());
+                } catch (Throwable t) {
+                  first.complete(t);
+                }
+              })
+          .start();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> calls.get() == 1);
+      Lease newer = client.lock("x", owner).tryAcquire().orElseThrow();
+      assertThat(newer.fencingToken()).isEqualTo(6);
+
+      late.complete(new AcquireResult.Granted(5, 1)); // the older grant, answered only now
+      assertThat(first.get(10, TimeUnit.SECONDS))
+          .isInstanceOf(BackendUnavailableException.class)
+          .hasFieldOrProperty("message");
+      assertThat(newer.isValid()).as("the newer grant is kept").isTrue();
+      assertThat(backend.releases)
+          .extracting(FakeBackend.ReleaseCall::fencingToken)
+          .containsExactly(5L);
+      assertThat(newer.release()).isTrue();
+    } finally {
+      client.close();
+    }
+  }
+}
