@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
  * one key would exclude each other; {@code <table>_held.lock_key} is unique, so the second name to
  * be granted fails with an error naming both instead of silently sharing a lock. MariaDB takes a
  * string of at most 64 characters, shared by the whole server: {@code <table>:<name>} when that
- * fits, else {@code <table>:#} and the hex SHA-256 of the name cut to 64 characters (at least 60
- * bits; 208 with the default table name); a collision is reported the same way.
+ * fits, else {@code <table>:#} and the hex SHA-256 of the name cut to 64 characters (at least 56
+ * bits with the longest table name of 48 characters; 208 with the default one); a collision is
+ * reported the same way.
  */
 abstract class SessionLockStatements extends HeldLockStatements {
 
