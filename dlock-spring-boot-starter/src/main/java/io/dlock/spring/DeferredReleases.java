@@ -47,21 +47,25 @@ public final class DeferredReleases implements AutoCloseable {
   /**
    * Releases {@code lease} once it has been held {@code keep} longer (now if that has passed).
    *
+   * @param renewed whether the lease is renewed while held (a fixed lease ends on its own, and is
+   *     released just before its end if that comes first)
    * @param what the holder, for the log (a method, a job)
    */
-  public void releaseAfter(Lease lease, Duration keep, String what) {
-    if (keep.isNegative() || keep.isZero()) {
+  public void releaseAfter(Lease lease, Duration keep, boolean renewed, String what) {
+    if (keep.isNegative() || keep.isZero() || !lease.isValid()) {
       release(lease, what);
       return;
     }
     long start = System.nanoTime();
-    keepOnServerFor(lease, keep, what);
-    // Measured again after the extension's round trip, and never past the lease's trusted end: a
-    // lease that ends first is released just before, rather than reported lost.
-    long releaseIn =
-        Math.min(
-            keep.toNanos() - (System.nanoTime() - start),
-            lease.remaining().toNanos() - 10_000_000L);
+    keepOnServerFor(lease, keep, renewed, what);
+    // Measured again after the extension's round trip. A fixed lease is released no later than
+    // just before its trusted end (released then rather than reported lost); a renewed one is
+    // renewed, with the length set above, until the release (found by review: capped by a renewed
+    // lease's remaining time, a hold longer than the lease was released too early).
+    long releaseIn = keep.toNanos() - (System.nanoTime() - start);
+    if (!renewed) {
+      releaseIn = Math.min(releaseIn, lease.remaining().toNanos() - 10_000_000L);
+    }
     if (releaseIn <= 0) {
       release(lease, what);
       return;
@@ -79,20 +83,25 @@ public final class DeferredReleases implements AutoCloseable {
    * Shortens the server's lease to end just after {@code keep} (plus the slack), unless it ends
    * before that anyway.
    */
-  private static void keepOnServerFor(Lease lease, Duration keep, String what) {
+  private static void keepOnServerFor(Lease lease, Duration keep, boolean renewed, String what) {
     // The client trusts a lease of L for L - (1% of L + 2 ms): ask for enough that the trusted
     // part covers keep and the slack.
     long wanted = keep.plus(SLACK).toNanos() + 2_000_000L;
     Duration until = Duration.ofNanos(wanted + wanted / 99 + 1);
-    if (until.compareTo(lease.remaining()) >= 0) {
-      return; // the lease ends by then anyway, no later than this would
+    if (!renewed && until.compareTo(lease.remaining()) >= 0) {
+      return; // a fixed lease that ends by then anyway, no later than this would
+    }
+    if (until.compareTo(LockOptions.MAX_LEASE) > 0) {
+      until = LockOptions.MAX_LEASE;
     }
     if (until.compareTo(LockOptions.MIN_LEASE) < 0) {
       until = LockOptions.MIN_LEASE;
     }
     try {
       lease.extend(until);
-    } catch (LockException e) {
+    } catch (LockException | IllegalStateException e) {
+      // Not confirmed, lost, or released meanwhile (by the method itself, or a closed client): the
+      // release below reports what is left to report.
       log.debug("{}: lock '{}' keeps its lease: {}", what, lease.lockName(), e.toString());
     }
   }

@@ -74,9 +74,13 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     }
     Lease lease;
     long acquiredAt;
+    // Taken with the lease, not at its release: the acquirer may be destroyed by then (found by
+    // review: a job ending during shutdown failed to release).
+    DeferredReleases releases;
     try {
       lease = acquire(method, key);
       acquiredAt = System.nanoTime();
+      releases = acquirer.get().deferredReleases();
     } catch (LockTimeoutException | BackendUnavailableException e) {
       log.debug("{}: lock not acquired: {}", method.description(), e.getMessage());
       if (method.result() == LockedResult.COMPLETION_STAGE) {
@@ -104,7 +108,7 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
       if (interrupt != null) {
         interrupt.methodReturned();
       }
-      releaseOrDefer(lease, method, acquiredAt);
+      releaseOrDefer(lease, method, acquiredAt, releases);
       throw t;
     }
     LockedMethodContext.pop();
@@ -114,13 +118,9 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
     if (method.result() == LockedResult.COMPLETION_STAGE && result != null) {
       // Held until the work the method started is done, not only until it returned.
       return LockedReleases.afterCompletion(
-          (CompletionStage<?>) result,
-          lease,
-          method,
-          acquiredAt,
-          acquirer.get().deferredReleases());
+          (CompletionStage<?>) result, lease, method, acquiredAt, releases);
     }
-    boolean deferred = releaseOrDefer(lease, method, acquiredAt);
+    boolean deferred = releaseOrDefer(lease, method, acquiredAt, releases);
     if (LockedReleases.wasLost(lease)) {
       String message = LockedReleases.lostMessage(lease, method);
       if (deferred) {
@@ -168,15 +168,16 @@ public final class LockedMethodInterceptor implements MethodInterceptor {
   }
 
   /** Releases now, or after the surrounding transaction; true if deferred. */
-  private boolean releaseOrDefer(Lease lease, LockedMethod method, long acquiredAt) {
+  private boolean releaseOrDefer(
+      Lease lease, LockedMethod method, long acquiredAt, DeferredReleases releases) {
     if (releaseAfterTransaction.getAsBoolean()
         && !method.result().isAsync() // their work outlives the call, and any transaction of it
         && TransactionSynchronizationManager.isSynchronizationActive()) {
       TransactionSynchronizationManager.registerSynchronization(
-          new ReleaseAfterCompletion(lease, method, acquiredAt, acquirer.get().deferredReleases()));
+          new ReleaseAfterCompletion(lease, method, acquiredAt, releases));
       return true;
     }
-    LockedReleases.releaseWhenDue(lease, method, acquiredAt, acquirer.get().deferredReleases());
+    LockedReleases.releaseWhenDue(lease, method, acquiredAt, releases);
     return false;
   }
 

@@ -35,7 +35,8 @@ final class LockedReleases {
       release(lease, method.description());
       return;
     }
-    releases.releaseAfter(lease, Duration.ofNanos(left), method.description());
+    releases.releaseAfter(
+        lease, Duration.ofNanos(left), method.options().autoRenew(), method.description());
   }
 
   /**

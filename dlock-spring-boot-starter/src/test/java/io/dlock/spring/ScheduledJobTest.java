@@ -121,6 +121,26 @@ class ScheduledJobTest {
         .isGreaterThanOrEqualTo(HOLD.toNanos());
   }
 
+  /**
+   * A hold longer than the method's renewed lease is kept for the whole hold (found by review: the
+   * release was capped by the lease's remaining time, as for ShedLock's fixed leases).
+   */
+  @Test
+  void aHoldLongerThanItsRenewedLeaseIsKeptWholly() {
+    String name = PREFIX + "long-hold";
+    runner.run(
+        a -> {
+          long calledAt = System.nanoTime();
+          assertThat(a.getBean(Job.class).longHold()).isTrue();
+          await()
+              .atMost(HOLD.multipliedBy(4))
+              .until(() -> admin.lock(name).tryAcquire().map(Lease::release).orElse(false));
+          assertThat(System.nanoTime() - calledAt)
+              .as("freed no sooner than holdAtLeast after the grant")
+              .isGreaterThanOrEqualTo(HOLD.toNanos());
+        });
+  }
+
   @Test
   void scheduledOnThreeInstancesTheJobNeverRunsTwiceWithinItsHold() {
     scheduledRuns.clear();
@@ -231,6 +251,17 @@ class ScheduledJobTest {
         holdAtLeast = "${jobs.hold}")
     public boolean report(@FencingToken long token) {
       runs.add(instance + ":" + token);
+      return true;
+    }
+
+    /** A hold longer than its (renewed) lease. */
+    @Locked(
+        name = "long-hold",
+        waitTime = "0",
+        leaseTime = "600ms",
+        onFailure = OnLockFailure.SKIP,
+        holdAtLeast = "${jobs.hold}")
+    public boolean longHold() {
       return true;
     }
 

@@ -111,7 +111,8 @@ public final class DlockLockProvider implements LockProvider, AutoCloseable {
             "lock '" + configuration.getName() + "' already unlocked or extended");
       }
       Duration keep = Duration.between(ClockProvider.now(), configuration.getLockAtLeastUntil());
-      delayedReleases.releaseAfter(lease, keep, "ShedLock lock '" + configuration.getName() + "'");
+      delayedReleases.releaseAfter(
+          lease, keep, false, "ShedLock lock '" + configuration.getName() + "'");
     }
 
     /**
