@@ -50,9 +50,8 @@ class CloseDuringAcquisitionTest {
     CompletableFuture<Object> outcome = acquireOnAThread(client);
     awaitCalls(backend, 1);
 
-    CompletableFuture<Void> closing = CompletableFuture.runAsync(client::close);
     // close() has begun: the client refuses new work; it now waits for the attempt in flight.
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> isClosed(client));
+    CompletableFuture<Void> closing = startClosing(client);
     assertThat(closing).as("close() waits for the attempt").isNotDone();
     assertThat(backend.closed).isFalse();
     answer.complete(new AcquireResult.Granted(42, 1));
@@ -137,6 +136,13 @@ class CloseDuringAcquisitionTest {
     assertThat(backend.closed).isTrue();
   }
 
+  /** Closes {@code client} on another thread; returns once close() has begun. */
+  private static CompletableFuture<Void> startClosing(CoreLockClient client) {
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(client::close);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> isClosed(client));
+    return closing;
+  }
+
   private static boolean isClosed(CoreLockClient client) {
     try {
       client.ensureOpen();
@@ -155,8 +161,7 @@ class CloseDuringAcquisitionTest {
     CompletableFuture<Object> outcome = acquireOnAThread(client);
     awaitCalls(backend, 1);
 
-    CompletableFuture<Void> closing = CompletableFuture.runAsync(client::close);
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> isClosed(client));
+    CompletableFuture<Void> closing = startClosing(client);
     answer.complete(new AcquireResult.Held(Duration.ofSeconds(30)));
     closing.get(10, TimeUnit.SECONDS);
 

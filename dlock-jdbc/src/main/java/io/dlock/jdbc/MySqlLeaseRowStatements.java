@@ -117,10 +117,7 @@ class MySqlLeaseRowStatements extends LockStatements {
             return Optional.empty();
           }
           before = info(rs, true);
-          nonce = rs.getLong(7);
-          if (rs.wasNull()) {
-            return forceReleaseByToken(c, name); // a row without a nonce has its token
-          }
+          nonce = rs.getLong(7); // every grant of this dialect writes one
         }
       }
       try (PreparedStatement ps = prepare(c, deleteByNonce)) {

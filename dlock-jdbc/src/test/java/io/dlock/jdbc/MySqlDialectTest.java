@@ -39,7 +39,7 @@ class MySqlDialectTest {
     assertThat(upper).isNotEqualTo(lower).hasSizeLessThanOrEqualTo(64);
     assertThat(upper).isEqualTo(upper.toLowerCase(Locale.ROOT));
     assertThat(lower).isEqualTo(lower.toLowerCase(Locale.ROOT));
-    // MariaDB's own dialect keeps the keys it always had (clients of two versions must agree).
+    // MariaDB's own dialect uses the plain key where it fits.
     assertThat(
             new MariaDbSessionLockStatements("dlock_locks", Duration.ofSeconds(5)).key("Order-42"))
         .isEqualTo("dlock_locks:Order-42");

@@ -6,8 +6,8 @@ import io.lettuce.core.cluster.SlotHash;
  * For each Redis Cluster hash slot, a short hash tag that Redis puts in that slot: the first number
  * (0, 1, 2, ... written in base 36) whose CRC16 falls in the slot. Every client computes the same
  * table, so that all of them agree on the key of each fencing counter ({@link
- * RedisKeys#fenceCounter}); the rule must never change, or clients of two versions would count
- * tokens on different keys.
+ * RedisKeys#fenceCounter}): two clients with different rules would count one name's tokens on
+ * different keys.
  */
 final class SlotTags {
   private static final String[] TAGS = compute();
