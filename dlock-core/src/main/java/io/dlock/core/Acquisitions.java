@@ -38,6 +38,7 @@ final class Acquisitions {
   private final SessionEvents sessionEvents;
   private final LockEvents lockEvents;
   private final LeaseRenewer renewer;
+  private final TokenHighWater highWater = new TokenHighWater();
 
   Acquisitions(
       CoreLockClient client,
@@ -78,7 +79,9 @@ final class Acquisitions {
 
   /** A new acquisition with a fresh owner (or the caller's owner id) and its deadline. */
   Acquisition begin(GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
-    return new Acquisition(clock, key, lockOptions, waitNanos, startedAt);
+    Acquisition a = new Acquisition(clock, key, lockOptions, waitNanos, startedAt);
+    highWater.enter(a.name); // before anything is sent; end() exits
+    return a;
   }
 
   /**
@@ -146,6 +149,7 @@ final class Acquisitions {
    * and, without a lease, tells a wait-queue backend that this owner no longer waits.
    */
   void end(Acquisition a, @Nullable Lease lease) {
+    highWater.exit(a.name); // no answer of this acquisition is registered after end()
     try {
       ReleaseWaiters.Waiter w = a.waiter;
       if (w != null) {
@@ -238,7 +242,16 @@ final class Acquisitions {
       if (result instanceof AcquireResult.Granted granted) {
         a.holderRemaining = null;
         registering = true;
-        Lease lease = register(key, owner, lockOptions, granted, sentAt, request);
+        Lease lease;
+        try {
+          lease = register(key, owner, lockOptions, granted, sentAt, request);
+        } catch (StaleGrantException e) {
+          if (single) {
+            throw e;
+          }
+          a.holderRemaining = Duration.ZERO; // the lock was granted anew: ask again at once
+          return null;
+        }
         if (lease != null) {
           return lease;
         }
@@ -385,6 +398,20 @@ final class Acquisitions {
               + lockOptions.leaseTime()
               + " had run out; it was released");
     }
+    long newer = highWater.admit(name, granted.fencingToken());
+    if (newer != granted.fencingToken()) {
+      // A late answer: the name was granted anew since (tokens only grow), so this grant has
+      // ended on the server, whether or not the newer grant is still in this client.
+      client.undoGrant(name, owner, granted.fencingToken()); // owner- and token-checked: harmless
+      throw new StaleGrantException(
+          "The grant of lock '"
+              + name
+              + "' (fencing token "
+              + granted.fencingToken()
+              + ") was answered after a newer grant of the lock (fencing token "
+              + newer
+              + "); it has ended and is not handed out");
+    }
     if (lockOptions.ownerId().isEmpty()) {
       LeaseHandle handle = fresh.open();
       client.grants().put(key, fresh);
@@ -395,22 +422,12 @@ final class Acquisitions {
     // fencing token, or start a new grant.
     LeaseHandle[] opened = new LeaseHandle[1];
     Grant[] replaced = new Grant[1];
-    boolean[] older = new boolean[1];
     Grant current =
         client
             .grants()
             .compute(
                 key,
                 (k, existing) -> {
-                  if (existing != null
-                      && !existing.hasEnded()
-                      && existing.fencingToken() > granted.fencingToken()) {
-                    // A late answer: the owner id was granted anew since (tokens only grow), so
-                    // this grant has ended on the server. Keep the newer one (found by review: it
-                    // was marked lost and this stale one handed out).
-                    older[0] = true;
-                    return existing;
-                  }
                   if (existing != null && existing.fencingToken() == granted.fencingToken()) {
                     opened[0] = existing.openCounted(sentAt);
                     if (opened[0] != null) {
@@ -421,17 +438,6 @@ final class Acquisitions {
                   opened[0] = fresh.open();
                   return fresh;
                 });
-    if (older[0]) {
-      client.undoGrant(name, owner, granted.fencingToken()); // owner- and token-checked: harmless
-      throw new BackendUnavailableException(
-          "The grant of lock '"
-              + name
-              + "' (fencing token "
-              + granted.fencingToken()
-              + ") was answered after a newer grant of its owner id (fencing token "
-              + current.fencingToken()
-              + "); it has ended and is not handed out");
-    }
     if (replaced[0] != null) {
       replaced[0].markLost(
           LeaseLostEvent.Reason.TAKEN_OVER,
@@ -456,5 +462,14 @@ final class Acquisitions {
     Thread.currentThread().interrupt();
     return new LockInterruptedException(
         "Interrupted while acquiring lock '" + name + "'; nothing is held");
+  }
+
+  /** A grant answered after a newer grant of its lock: ended on the server, never handed out. */
+  private static final class StaleGrantException extends BackendUnavailableException {
+    private static final long serialVersionUID = 1L;
+
+    StaleGrantException(String message) {
+      super(message);
+    }
   }
 }

@@ -58,4 +58,83 @@ class OwnerIdLateAnswerTest {
       client.close();
     }
   }
+
+  @Test
+  void aLateAnswerIsRefusedAfterTheNewerGrantOfItsOwnerIdWasReleasedAndLeftTheClient()
+      throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    CompletableFuture<AcquireResult> late = new CompletableFuture<>();
+    AtomicInteger calls = new AtomicInteger();
+    backend.onAcquire = call -> calls.incrementAndGet() == 1 ? late : FakeBackend.granted(6);
+    CoreLockClient client = backend.client();
+    LockOptions owner = LockOptions.defaults().withOwnerId("job");
+    try {
+      CompletableFuture<Object> first = new CompletableFuture<>();
+      new Thread(
+              () -> {
+                try {
+                  first.complete(client.lock("x", owner).tryAcquire());
+                } catch (Throwable t) {
+                  first.complete(t);
+                }
+              })
+          .start();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> calls.get() == 1);
+      Lease newer = client.lock("x", owner).tryAcquire().orElseThrow();
+      assertThat(newer.release()).isTrue(); // the newer grant ends and leaves the client
+
+      late.complete(new AcquireResult.Granted(5, 1)); // the older grant, answered only now
+      assertThat(first.get(10, TimeUnit.SECONDS))
+          .as("an ended grant is never handed out")
+          .isInstanceOf(BackendUnavailableException.class);
+      assertThat(backend.releases)
+          .extracting(FakeBackend.ReleaseCall::fencingToken)
+          .containsExactly(6L, 5L);
+    } finally {
+      client.close();
+    }
+  }
+
+  @Test
+  void aWaitingAcquisitionWhoseAnswerIsStaleAsksAgainInsteadOfFailing() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    CompletableFuture<AcquireResult> late = new CompletableFuture<>();
+    AtomicInteger calls = new AtomicInteger();
+    backend.onAcquire =
+        call ->
+            switch (calls.incrementAndGet()) {
+              case 1 -> late;
+              case 2 -> FakeBackend.granted(6);
+              default -> FakeBackend.granted(7);
+            };
+    CoreLockClient client = backend.client();
+    try {
+      CompletableFuture<Object> first = new CompletableFuture<>();
+      new Thread(
+              () -> {
+                try {
+                  first.complete(client.lock("x").acquire(Duration.ofSeconds(30)));
+                } catch (Throwable t) {
+                  first.complete(t);
+                }
+              })
+          .start();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> calls.get() == 1);
+      Lease newer = client.lock("x").tryAcquire().orElseThrow();
+      assertThat(newer.release()).isTrue();
+
+      late.complete(new AcquireResult.Granted(5, 1));
+      Object outcome = first.get(10, TimeUnit.SECONDS);
+      assertThat(outcome).isInstanceOf(Lease.class);
+      Lease lease = (Lease) outcome;
+      assertThat(lease.fencingToken()).as("granted anew, not the stale answer").isEqualTo(7);
+      assertThat(lease.release()).isTrue();
+    } finally {
+      client.close();
+    }
+  }
 }
