@@ -287,13 +287,17 @@ abstract class LockStatements {
       }
       int[] counts = ps.executeBatch();
       for (int i = 0; i < counts.length; i++) {
-        if (counts[i] == Statement.SUCCESS_NO_INFO) {
-          // The driver did not say: ask, so that a lost lease is never reported as renewed.
-          HeldLease lease = leases.get(i);
-          if (!ownsValid(c, lease.lockName(), lease.owner().key(), lease.fencingToken())) {
-            gone.add(i);
-          }
-        } else if (counts[i] < 1) {
+        if (counts[i] >= 1) {
+          continue;
+        }
+        // No count (SUCCESS_NO_INFO), or 0: a driver that counts changed rows rather than matched
+        // ones (MariaDB's and MySQL's useAffectedRows=true) says 0 for a row the renewal left as it
+        // was (a longer lease of the same grant kept). Asked again, so that neither a kept lease
+        // is reported lost nor a lost one renewed. A grant unexpired now was unexpired at the
+        // renewal too: nothing revives an expired grant (renewal and re-entry need it unexpired,
+        // a takeover draws a new token).
+        HeldLease lease = leases.get(i);
+        if (!ownsValid(c, lease.lockName(), lease.owner().key(), lease.fencingToken())) {
           gone.add(i);
         }
       }
