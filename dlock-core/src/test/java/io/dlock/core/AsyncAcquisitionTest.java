@@ -225,6 +225,60 @@ class AsyncAcquisitionTest {
     assertThat(backend.releases).as("the lease nobody took was released").hasSize(1);
   }
 
+  /**
+   * Issue 29 ("left open"): an acquisition whose future is cancelled after its attempt was granted
+   * (here: by the {@code acquired} listener itself) has reported {@code acquired} before it finds
+   * the future cancelled. Shown harmless: the grant did exist on the server, and listeners are told
+   * of its release right after, with the same token, so every count of holds (metrics, spans)
+   * returns to where it was. (Cancelled while the attempt is out, the grant is released as
+   * abandoned and reported to no listener: neither acquired nor released.)
+   */
+  @Test
+  void aGrantForAFutureCancelledAfterTheGrantIsReportedAcquiredThenReleased() throws Exception {
+    FakeBackend backend = new FakeBackend(new FakeClock());
+    List<String> events = new CopyOnWriteArrayList<>();
+    AtomicReference<CompletableFuture<Lease>> future = new AtomicReference<>();
+    LockEventListener listener =
+        new LockEventListener() {
+          @Override
+          public void acquired(String lockName, long token, Duration latency, Duration waited) {
+            events.add("acquired:" + token);
+            future.get().cancel(true); // the caller gives up just as the grant arrives
+          }
+
+          @Override
+          public void released(String lockName, long token, Duration held) {
+            events.add("released:" + token);
+          }
+        };
+    CountDownLatch go = new CountDownLatch(1);
+    backend.onAcquire =
+        call -> {
+          await(go);
+          return FakeBackend.granted(7);
+        };
+    CoreLockClient client =
+        (CoreLockClient)
+            CoreLockClient.create(
+                backend, LockClientOptions.defaults().withEventListener(listener));
+    try {
+      future.set(client.lock("y").acquireAsync(Duration.ofSeconds(5)));
+      go.countDown();
+      assertThatThrownBy(() -> future.get().get(10, TimeUnit.SECONDS))
+          .isInstanceOf(java.util.concurrent.CancellationException.class);
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> events.size() == 2);
+      assertThat(events).containsExactly("acquired:7", "released:7");
+      assertThat(backend.releases)
+          .extracting(FakeBackend.ReleaseCall::fencingToken)
+          .containsExactly(7L);
+      assertThat(client.grants()).as("nothing is left held or renewed").isEmpty();
+    } finally {
+      client.close();
+    }
+  }
+
   @Test
   void slowContinuationsOfCallersDoNotHoldUpOtherAcquisitions() throws Exception {
     FakeBackend backend = new FakeBackend(new FakeClock());
