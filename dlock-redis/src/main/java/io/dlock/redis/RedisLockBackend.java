@@ -336,13 +336,15 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   private CompletableFuture<Set<HeldLease>> renewInOneCall(List<HeldLease> leases) {
     String[] lockKeys = new String[leases.size()];
-    String[] args = new String[leases.size() * 3];
+    String[] args = new String[leases.size() * 4];
     for (int i = 0; i < leases.size(); i++) {
       HeldLease lease = leases.get(i);
       lockKeys[i] = keys.lock(lease.lockName());
-      args[3 * i] = lease.owner().key();
-      args[3 * i + 1] = Long.toString(lease.fencingToken());
-      args[3 * i + 2] = leaseMillis(lease.lease());
+      args[4 * i] = lease.owner().key();
+      args[4 * i + 1] = Long.toString(lease.fencingToken());
+      args[4 * i + 2] = leaseMillis(lease.lease());
+      // An owner id's lease only grows here (renew.lua): other clients may hold the same id.
+      args[4 * i + 3] = lease.owner().countsHolds() ? "1" : "0";
     }
     return renewScript
         .<List<Object>>callAsync(commands, lockKeys, args)

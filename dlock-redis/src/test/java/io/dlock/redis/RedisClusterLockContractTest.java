@@ -10,8 +10,10 @@ import io.dlock.testkit.server.RedisServerProcess;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import java.time.Duration;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** The contract suite against a 3-master Redis Cluster that the test forms on loopback ports. */
 class RedisClusterLockContractTest extends LockContractTest {
@@ -47,6 +49,25 @@ class RedisClusterLockContractTest extends LockContractTest {
     return RedisLockBackend.connect(
         RedisLockSettings.of("redis-cluster://127.0.0.1:" + RedisServerProcess.freePort())
             .withCommandTimeout(Duration.ofSeconds(1)));
+  }
+
+  /** A renewal never shortens another client's hold of a shared owner id (issue 29). */
+  @Test
+  void aLateShortRenewalLeavesTheLongHoldOfASharedOwnerIdItsLease() throws Exception {
+    try (LockBackend a = newBackend();
+        LockBackend b = newBackend()) {
+      RedisSharedOwnerLeaseTest.aLateShortRenewalLeavesTheLongHoldItsLease(
+          a,
+          b,
+          "shared-owner-" + UUID.randomUUID(),
+          key ->
+              cluster.nodes().stream()
+                  .map(node -> node.command("PTTL", key))
+                  .filter(reply -> reply.startsWith(":")) // the others answer MOVED
+                  .mapToLong(reply -> Long.parseLong(reply.trim().substring(1)))
+                  .min()
+                  .orElseThrow());
+    }
   }
 
   @Override
