@@ -59,14 +59,18 @@ abstract class LockStatements {
             + " SET holds = holds - 1 WHERE name = ? AND owner = ? AND token = ? AND holds > 1"
             + " AND expires_at > "
             + now;
-    // A lock held more than once (an owner id, maybe from several clients) is never shortened.
+    // An owner id's lease is never shortened by a renewal, whatever its hold count: other clients
+    // holding the same id may count on a longer lease, and the count cannot tell (a renewal sent
+    // before its hold's release and answered after it meets a count of 1 that is another
+    // client's hold). A grant owner has one holder: its lease is set as asked, so that an
+    // extension (Lease.extend, which renews too) may shorten it.
     // Release and renewal match the grant's fencing token too, not only the owner: an owner id can
     // be granted the lock again (a new token) after its earlier grant ended behind its holders'
     // backs, and a late release or renewal of the earlier grant must not reach the newer one.
     this.renewOne =
         "UPDATE "
             + table
-            + " SET expires_at = CASE WHEN holds > 1 AND expires_at > "
+            + " SET expires_at = CASE WHEN ? = 1 AND expires_at > "
             + now
             + " + ? THEN expires_at ELSE "
             + now
@@ -270,7 +274,8 @@ abstract class LockStatements {
 
   /**
    * Extends every lease of the batch whose grant (owner and fencing token) is still held, in one
-   * JDBC batch (one round trip with drivers that pipeline batches).
+   * JDBC batch (one round trip with drivers that pipeline batches): an owner id's to at least the
+   * lease from now (never shorter), a grant owner's to exactly that.
    *
    * @return the positions of the leases that are gone
    */
@@ -278,11 +283,12 @@ abstract class LockStatements {
     Set<Integer> gone = new HashSet<>();
     try (PreparedStatement ps = prepare(c, renewOne)) {
       for (HeldLease lease : leases) {
-        ps.setLong(1, lease.lease().toMillis());
+        ps.setInt(1, lease.owner().countsHolds() ? 1 : 0);
         ps.setLong(2, lease.lease().toMillis());
-        ps.setString(3, lease.lockName());
-        ps.setString(4, lease.owner().key());
-        ps.setLong(5, lease.fencingToken());
+        ps.setLong(3, lease.lease().toMillis());
+        ps.setString(4, lease.lockName());
+        ps.setString(5, lease.owner().key());
+        ps.setLong(6, lease.fencingToken());
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();

@@ -103,10 +103,10 @@ final class PostgresLeaseRowStatements extends LockStatements {
         """
         WITH n AS (SELECT %2$s AS now_ms)
         UPDATE %1$s AS l SET expires_at = CASE
-                 WHEN l.holds > 1 THEN GREATEST(l.expires_at, (SELECT now_ms FROM n) + v.lease)
+                 WHEN v.shared THEN GREATEST(l.expires_at, (SELECT now_ms FROM n) + v.lease)
                  ELSE (SELECT now_ms FROM n) + v.lease END
-          FROM unnest(?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[])
-               AS v(name, owner, token, lease)
+          FROM unnest(?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[], ?::boolean[])
+               AS v(name, owner, token, lease, shared)
          WHERE l.name = v.name AND l.owner = v.owner AND l.token = v.token
            AND l.expires_at > (SELECT now_ms FROM n)
         RETURNING l.name, l.owner, l.token
@@ -240,22 +240,26 @@ final class PostgresLeaseRowStatements extends LockStatements {
     String[] owners = new String[leases.size()];
     Long[] tokens = new Long[leases.size()];
     Long[] millis = new Long[leases.size()];
+    Boolean[] shared = new Boolean[leases.size()];
     for (int i = 0; i < leases.size(); i++) {
       names[i] = leases.get(i).lockName();
       owners[i] = leases.get(i).owner().key();
       tokens[i] = leases.get(i).fencingToken();
       millis[i] = leases.get(i).lease().toMillis();
+      shared[i] = leases.get(i).owner().countsHolds(); // see LockStatements#renew
     }
     Set<String> renewed = new HashSet<>();
     Array a1 = c.createArrayOf("varchar", names);
     Array a2 = c.createArrayOf("varchar", owners);
     Array a3 = c.createArrayOf("bigint", tokens);
     Array a4 = c.createArrayOf("bigint", millis);
+    Array a5 = c.createArrayOf("boolean", shared);
     try (PreparedStatement ps = prepare(c, renew)) {
       ps.setArray(1, a1);
       ps.setArray(2, a2);
       ps.setArray(3, a3);
       ps.setArray(4, a4);
+      ps.setArray(5, a5);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           renewed.add(grantKey(rs.getString(1), rs.getString(2), rs.getLong(3)));
@@ -266,6 +270,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
       a2.free();
       a3.free();
       a4.free();
+      a5.free();
     }
     Set<Integer> gone = new HashSet<>();
     for (int i = 0; i < leases.size(); i++) {
