@@ -8,9 +8,9 @@ ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS granted_at BIGINT;
 -- granted_at and expires_at are milliseconds since the epoch by the database's clock.
 -- session_id is the holding connection: CONNECTION_ID().
 CREATE TABLE IF NOT EXISTS ${table}_held (
-  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,
-  lock_key   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin UNIQUE,
-  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL PRIMARY KEY,
+  lock_key   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin UNIQUE,
+  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin,
   token      BIGINT       NOT NULL,
   holder     VARCHAR(200) CHARACTER SET utf8mb4,
   granted_at BIGINT,
@@ -19,5 +19,5 @@ CREATE TABLE IF NOT EXISTS ${table}_held (
 ) ENGINE = InnoDB;
 -- Row mode: the rows that are locked with SELECT ... FOR UPDATE NOWAIT while a lock is held.
 CREATE TABLE IF NOT EXISTS ${table}_rows (
-  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY
+  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL PRIMARY KEY
 ) ENGINE = InnoDB;
