@@ -31,9 +31,19 @@ final class Checker {
     NextGrantCriterion nextGrant = new NextGrantCriterion(scenario, run, nextGrantBound);
     ToldOfLossCriterion toldOfLoss = new ToldOfLossCriterion(settings, run);
     SpuriousLossCriterion spuriousLoss = new SpuriousLossCriterion(settings, run);
+    AsyncCancelCriterion asyncCancel = new AsyncCancelCriterion(settings, run, nextGrantBound);
+    ClientCloseCriterion clientClose = new ClientCloseCriterion(run, nextGrantBound);
     List<String> failures = new ArrayList<>();
     for (Criterion criterion :
-        List.of(overlap, stuckLock, fencing, nextGrant, toldOfLoss, spuriousLoss)) {
+        List.of(
+            overlap,
+            stuckLock,
+            fencing,
+            nextGrant,
+            toldOfLoss,
+            spuriousLoss,
+            asyncCancel,
+            clientClose)) {
       failures.addAll(criterion.failures());
     }
 

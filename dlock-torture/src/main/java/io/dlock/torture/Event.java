@@ -58,7 +58,31 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
     MEMBER_CUT_END,
     /** The run's start and end. */
     RUN_BEGIN,
-    RUN_END
+    RUN_END,
+    /**
+     * An asynchronous acquisition's future cancelled by its worker: detail is what {@code cancel}
+     * returned, the acquisition's id ({@code a12}) and how long after the call it was cancelled.
+     */
+    CANCEL,
+    /**
+     * An asynchronous acquisition's future ended (its completion callback ran): detail is its id
+     * and {@code granted}, {@code cancelled} or {@code failed} with the exception.
+     */
+    ASYNC_END,
+    /**
+     * A grant the worker's client still listed ({@code LockClient.heldLeases}) at the worker's end,
+     * after every hold of the worker was released and an operation timeout for undos passed: held
+     * (and renewed) by nobody's account.
+     */
+    HELD_AT_END,
+    /** A worker's client closed (fault {@code client-close}) while it held the lock. */
+    CLIENT_CLOSE,
+    /** The worker is about to close its client, holding this lock, with waiters for it. */
+    CLOSE_BEGIN,
+    /** The worker's {@code LockClient.close()} returned. */
+    CLOSE_END,
+    /** The worker connected a new client after closing its last. */
+    CLIENT_NEW
   }
 
   String format() {

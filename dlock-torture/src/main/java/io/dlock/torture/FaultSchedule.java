@@ -62,6 +62,7 @@ final class FaultSchedule {
       }
       case MEMBER_PARTITION -> memberPartition();
       case FORCE_RELEASE -> forceRelease();
+      case CLIENT_CLOSE -> clientClose();
     }
   }
 
@@ -171,6 +172,29 @@ final class FaultSchedule {
     // victim's late release (or renewal) of its deleted grant must not reach this one, else
     // another owner is granted the lock while the probe holds it.
     probe.contend(lock, w.ownerId(), settings.lease());
+    afterFault();
+  }
+
+  /**
+   * A worker's client closed while it holds a lock and two of its threads wait for it: the next
+   * worker to enter its critical section is asked to, and says which lock it holds as it closes.
+   * The probe then contends for that lock, as after a kill.
+   */
+  private void clientClose() throws InterruptedException {
+    Optional<Map.Entry<String, String>> victim = victim();
+    if (victim.isEmpty()) {
+      return;
+    }
+    WorkerProcess w = workers.get(victim.get().getKey());
+    registers.forgetClosing(w.id());
+    w.command("close");
+    // Within its critical section (or at its next one): the waiters' settling, then the close.
+    Optional<String> lock = registers.awaitClosing(w.id(), settings.lease().multipliedBy(5));
+    if (lock.isEmpty()) {
+      return;
+    }
+    faults.injected(Event.Kind.CLIENT_CLOSE, lock.get(), 0, w.id());
+    probe.contend(lock.get());
     afterFault();
   }
 

@@ -51,6 +51,11 @@ final class RegisterClient implements AutoCloseable {
     return call("FWRITE " + worker + " " + lock + " " + token + " " + expected + " " + update);
   }
 
+  /** Tells the coordinator that this worker closes its client now, holding {@code lock}. */
+  void closing(String lock) {
+    call("CLOSING " + worker + " " + lock);
+  }
+
   private String call(String request) {
     try {
       out.write((request + "\n").getBytes(StandardCharsets.US_ASCII));

@@ -48,6 +48,7 @@ final class RegisterServer implements AutoCloseable {
   private final Map<String, java.util.List<Long>> writeTokens = new HashMap<>(); // U|F name
   private final Map<String, Integer> readAt = new HashMap<>(); // U|F worker name -> writes seen
   private Map.Entry<String, String> lastEntry; // the last worker to enter, and its lock
+  private final Map<String, String> closing = new HashMap<>(); // worker -> the lock it holds
   private long entries;
   private final Thread acceptor;
   private volatile boolean closed;
@@ -92,6 +93,39 @@ final class RegisterServer implements AutoCloseable {
         }
         entered.awaitNanos(left);
       }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits until {@code worker} says it closes its client ({@link RegisterClient#closing}) and
+   * returns the lock it holds, or empty if it does not within {@code timeout}. Not a register
+   * operation: the rendezvous of the client-close fault, on the path the faults never touch.
+   */
+  Optional<String> awaitClosing(String worker, java.time.Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    lock.lock();
+    try {
+      while (!closing.containsKey(worker)) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return Optional.empty();
+        }
+        entered.awaitNanos(left);
+      }
+      return Optional.of(closing.remove(worker));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Forgets a close {@code worker} announced that nobody waited for. */
+  void forgetClosing(String worker) {
+    lock.lock();
+    try {
+      closing.remove(worker);
     } finally {
       lock.unlock();
     }
@@ -187,6 +221,11 @@ final class RegisterServer implements AutoCloseable {
           cell[0] = update;
           history.append(Event.Kind.FWRITE, name, token, worker + " " + result + " " + update);
           return result;
+        }
+        case "CLOSING" -> {
+          closing.put(worker, name);
+          entered.signalAll();
+          return "ok";
         }
         default -> throw new IllegalArgumentException("unknown register operation " + op);
       }

@@ -33,6 +33,12 @@ final class RunHistory {
   /** The events of the fault injector alone. */
   final List<Event> faultEvents;
 
+  /** The whole history, in order, for the criteria that read kinds of their own. */
+  final List<Event> events;
+
+  /** Clients closed under a hold ({@code CLOSE_BEGIN}), by the lock held. */
+  final Map<String, List<Long>> closesByLock = new HashMap<>();
+
   /**
    * Backend restarts and members cut off from the others: {begin, end plus two leases}, while
    * clients may legitimately lose grants and wait.
@@ -55,6 +61,7 @@ final class RunHistory {
   private int fencedRejections;
 
   RunHistory(RunSettings settings, List<Event> history) {
+    this.events = List.copyOf(history);
     Map<String, Hold> open = new HashMap<>(); // source|lock|token -> hold
     Map<String, long[]> openWaits = new HashMap<>(); // source|lock -> {start}
     Map<String, Long> acquiring = new HashMap<>(); // source|lock -> the last ACQUIRING
@@ -119,6 +126,8 @@ final class RunHistory {
           // A member cut off from the others is, to its clients, a server fault as a restart is:
           // the ensemble elects, sessions move, and grants may wait for it.
         case RESTART_BEGIN, MEMBER_CUT_BEGIN -> restartBegin = e.nanos();
+        case CLOSE_BEGIN ->
+            closesByLock.computeIfAbsent(e.lock(), k -> new ArrayList<>()).add(e.nanos());
         case RESTART_END, MEMBER_CUT_END ->
             restartWindows.add(
                 new long[] {restartBegin, e.nanos() + settings.lease().toNanos() * 2});
@@ -150,7 +159,11 @@ final class RunHistory {
   private void readWait(Event e, Map<String, long[]> openWaits) {
     if (e.kind() == Event.Kind.ACQUIRING) {
       openWaits.put(e.source() + "|" + e.lock(), new long[] {e.nanos()});
-    } else if (e.kind() == Event.Kind.GRANT || e.kind() == Event.Kind.NO_GRANT) {
+    } else if (e.kind() == Event.Kind.GRANT
+        || e.kind() == Event.Kind.NO_GRANT
+        || e.kind() == Event.Kind.CANCEL) {
+      // A cancelled acquisition waits no more, whatever cancel returned (a grant that came first is
+      // its worker's next GRANT, a hold).
       long[] w = openWaits.remove(e.source() + "|" + e.lock());
       if (w != null) {
         waits.add(new Wait(e.lock(), w[0], e.nanos(), e.source()));
@@ -208,6 +221,40 @@ final class RunHistory {
                 forcedHolds.add(h);
               });
     }
+  }
+
+  /**
+   * The times from the run's begin to its last event when none of {@code lock}'s holds held it,
+   * each {begin, end}, in order.
+   */
+  List<long[]> freeGaps(String lock) {
+    List<Hold> sorted = new ArrayList<>(byLock.getOrDefault(lock, List.of()));
+    sorted.sort(Comparator.comparingLong(h -> h.start));
+    List<long[]> gaps = new ArrayList<>();
+    long covered = origin();
+    for (Hold h : sorted) {
+      if (h.start > covered) {
+        gaps.add(new long[] {covered, h.start});
+      }
+      covered = Math.max(covered, h.end);
+    }
+    gaps.add(new long[] {covered, lastEvent});
+    return gaps;
+  }
+
+  /**
+   * Whether a client closed holding {@code lock} began this gap: {@link ClientCloseCriterion}
+   * judges such a gap (the next grant to another client within the bound), and no other criterion
+   * counts it again.
+   */
+  boolean begunByAClose(String lock, long[] gap) {
+    return closesByLock.getOrDefault(lock, List.of()).stream()
+        .anyMatch(t -> gap[0] <= t && t <= gap[1]);
+  }
+
+  /** Whether the time from {@code from} to {@code to} meets a backend restart or member cut. */
+  boolean duringRestart(long from, long to) {
+    return restartWindows.stream().anyMatch(w -> from <= w[1] && to >= w[0]);
   }
 
   /** Where "ms into the run" counts from: the run's begin, or 0 in a history without one. */

@@ -57,6 +57,11 @@ record RunSettings(
     return lease.dividedBy(3);
   }
 
+  /** How long a worker waits for a lock in one acquisition. */
+  Duration workerWait() {
+    return lease.multipliedBy(3);
+  }
+
   /** A holder's critical section lasts between these, so a grant is short next to the lease. */
   long holdMinMillis() {
     return Math.max(1, lease.toMillis() / 100);

@@ -56,15 +56,30 @@ enum Scenario {
   FORCE_RELEASE(
       "held lock deleted on the server (forced release), then granted again to the holder's owner"
           + " id elsewhere",
-      true);
+      true),
+  /**
+   * A worker's client closed ({@code LockClient.close()}) while one of its threads holds a lock and
+   * two more wait for it (a blocking {@code acquire} and an {@code acquireAsync}); the worker then
+   * connects a new client. The waiters must end at once (refused: the client is closed), the lock
+   * must go to another client within the next-grant bound, and nothing may be granted to the closed
+   * client.
+   */
+  CLIENT_CLOSE(
+      "a worker's client closed while it holds a lock and two of its threads (blocking, async)"
+          + " wait for it; a new client follows",
+      false);
 
   /** The scenarios of every backend in its default mode. */
   static final java.util.List<Scenario> CLASSIC =
       java.util.List.of(CALM, KILL, PAUSE, SHORT_PAUSE, RESTART, PARTITION, DELAY, CLOCK_OFFSET);
 
-  /** What a soak runs on a lock backend when no scenario is named: the classic ones and waiters. */
+  /**
+   * What a soak runs on a lock backend when no scenario is named: the classic ones, waiters, and a
+   * client closed under its holds and waiters.
+   */
   static final java.util.List<Scenario> SOAK =
-      java.util.stream.Stream.concat(CLASSIC.stream(), java.util.stream.Stream.of(WAITER_PARTITION))
+      java.util.stream.Stream.concat(
+              CLASSIC.stream(), java.util.stream.Stream.of(WAITER_PARTITION, CLIENT_CLOSE))
           .toList();
 
   private final String description;
@@ -100,7 +115,8 @@ enum Scenario {
     }
     throw new IllegalArgumentException(
         "scenario must be one of calm, kill, pause, short-pause, restart, partition, delay,"
-            + " clock-offset, waiter-partition, member-partition, force-release, dropped-replies;"
+            + " clock-offset, waiter-partition, member-partition, force-release, dropped-replies,"
+            + " client-close;"
             + " got '"
             + id
             + "'");

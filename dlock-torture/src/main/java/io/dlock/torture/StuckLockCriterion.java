@@ -10,7 +10,8 @@ import java.util.Map;
  * Liveness while waited for: a lock free by every holder's account while someone waits for it. Only
  * a holder the server still counts (one killed, stopped, cut off or releasing) explains that, and
  * only until the next-grant bound; longer means a stuck lock (an orphaned queue node, a lost
- * wake-up). Gaps overlapping a backend restart are left out.
+ * wake-up). Gaps overlapping a backend restart are left out, and so are gaps a client's close began
+ * ({@link ClientCloseCriterion} judges those).
  */
 final class StuckLockCriterion implements Criterion {
   final long worstFreeWhileWaited;
@@ -22,10 +23,8 @@ final class StuckLockCriterion implements Criterion {
     long worst = 0;
     String stuck = null;
     for (Map.Entry<String, List<Hold>> lockHolds : run.byLock.entrySet()) {
-      for (long[] gap : gaps(lockHolds.getValue(), run.origin(), run.lastEvent())) {
-        boolean duringRestart =
-            run.restartWindows.stream().anyMatch(w -> gap[0] <= w[1] && gap[1] >= w[0]);
-        if (duringRestart) {
+      for (long[] gap : run.freeGaps(lockHolds.getKey())) {
+        if (run.duringRestart(gap[0], gap[1]) || run.begunByAClose(lockHolds.getKey(), gap)) {
           continue;
         }
         for (RunHistory.Wait w : run.waits) {
@@ -61,22 +60,6 @@ final class StuckLockCriterion implements Criterion {
               + " ms");
     }
     return List.of();
-  }
-
-  /** The times from {@code begin} to {@code end} when none of a lock's holds held it. */
-  private static List<long[]> gaps(List<Hold> holds, long begin, long end) {
-    List<Hold> sorted = new ArrayList<>(holds);
-    sorted.sort(Comparator.comparingLong(h -> h.start));
-    List<long[]> gaps = new ArrayList<>();
-    long covered = begin;
-    for (Hold h : sorted) {
-      if (h.start > covered) {
-        gaps.add(new long[] {covered, h.start});
-      }
-      covered = Math.max(covered, h.end);
-    }
-    gaps.add(new long[] {covered, end});
-    return gaps;
   }
 
   /** The longest piece of [from, to] outside the given windows. */

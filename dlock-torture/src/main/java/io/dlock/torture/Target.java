@@ -47,6 +47,14 @@ interface Target extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Extra arguments of every worker ({@link Worker}): the negative controls' faulty behaviours.
+   * None by default.
+   */
+  default Map<String, String> workerArgs(Duration lease) {
+    return Map.of();
+  }
+
   /** Whether this is an idempotency store, run as a ledger of requests rather than locks. */
   default boolean ledger() {
     return false;
@@ -133,6 +141,8 @@ interface Target extends AutoCloseable {
     return switch (name) {
       case "redis" -> new RedisTarget(true);
       case "redis-volatile" -> new RedisTarget(false);
+      case ControlTarget.LEAKY_CANCEL -> ControlTarget.leakyCancel(new RedisTarget(true));
+      case ControlTarget.ABANDON_AT_CLOSE -> ControlTarget.abandonAtClose(new RedisTarget(true));
       case "redis-external" -> ExternalTarget.redis(env("DLOCK_TEST_REDIS_URI"));
       case "postgres-external" -> ExternalTarget.postgres(env("DLOCK_TEST_POSTGRES_URL"));
       case "zookeeper" -> new ZooKeeperTarget();
@@ -158,8 +168,8 @@ interface Target extends AutoCloseable {
                   + " DLOCK_TEST_MYSQL_URL), mysql, mysql-session, mysql-row (the MySQL dialect on"
                   + " that MariaDB), <redis|redlock|zookeeper|postgres>-owner-id,"
                   + " idempotency-redis, idempotency-postgres, idempotency-redis-fresh-ids (its"
-                  + " negative control), redis-volatile"
-                  + " (the negative control), redis-external or postgres-external (the servers"
+                  + " negative control), redis-volatile, redis-leaky-cancel, redis-abandon-at-close"
+                  + " (the negative controls), redis-external or postgres-external (the servers"
                   + " named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL), got '"
                   + name
                   + "'");

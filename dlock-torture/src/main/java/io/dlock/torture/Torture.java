@@ -51,7 +51,8 @@ public final class Torture implements Callable<Integer> {
               + " is 5 masters, one blackholed; idempotency-redis and idempotency-postgres run"
               + " dlock-idempotency's tokens and dedup claims under dropped replies. Also"
               + " redis-volatile (the"
-              + " negative control: no persistence), redis-external and postgres-external (the"
+              + " negative control: no persistence), redis-leaky-cancel and redis-abandon-at-close"
+              + " (the negative controls of the async-cancel workload and of client-close), redis-external and postgres-external (the"
               + " servers named by DLOCK_TEST_REDIS_URI and DLOCK_TEST_POSTGRES_URL; not"
               + " restarted).")
   List<String> backends;
@@ -62,7 +63,8 @@ public final class Torture implements Callable<Integer> {
       description =
           "Scenarios, comma-separated; each target runs those that apply to it (default: each"
               + " target's own: calm, kill, pause, short-pause, restart, partition, delay,"
-              + " clock-offset for a backend's default mode; force-release, partition, kill,"
+              + " clock-offset, waiter-partition, client-close for a backend's default mode;"
+              + " force-release, partition, kill,"
               + " pause for owner ids; member-partition for zookeeper-netns).")
   List<String> scenarios;
 
@@ -196,6 +198,9 @@ public final class Torture implements Callable<Integer> {
       case FORCE_RELEASE -> target.sharedOwnerIds();
       case DROPPED_REPLIES -> false;
       case MEMBER_PARTITION -> target.membersPartitionable();
+        // Owner ids share grants across clients: a close ends one client's count of a grant that
+        // lives on; the scenario measures a client's own grants.
+      case CLIENT_CLOSE -> !target.sharedOwnerIds();
       default -> true;
     };
   }

@@ -1,6 +1,7 @@
 package io.dlock.torture;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.HeldLeaseInfo;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
@@ -8,8 +9,10 @@ import io.dlock.LockClients;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
+import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * A worker process: contends for a random lock of a small set, and inside it does a read, a pause
@@ -30,9 +34,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * of critical sections lasts that long instead), {@code registers} (the register server's port),
  * {@code history} (the file to append to), {@code clock-offset-ms} (added to the monotonic clock
  * the lock client sees; the history keeps the machine's own), {@code owner-id} (optional: every
- * acquisition with this owner id, shared with a worker in another process).
+ * acquisition with this owner id, shared with a worker in another process), {@code async-cancel}
+ * ({@code leak}: the negative control of {@link AsyncAcquirer}), {@code abandon-at-close-ms} (the
+ * negative control of {@link ClientCloser}).
+ *
+ * <p>A share of the acquisitions go through {@code acquireAsync} and are cancelled at random
+ * ({@link AsyncAcquirer}). A {@code close} line on standard input closes the client at the next
+ * hold ({@link ClientCloser}); the end of input ends the run.
  */
 public final class Worker {
+  /** Every worker client's operation timeout: the bound of each backend call. */
+  static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(5);
+
   private Worker() {}
 
   public static void main(String[] args) throws Exception {
@@ -63,22 +76,13 @@ public final class Worker {
     long offset =
         Duration.ofMillis(Long.parseLong(a.getOrDefault("clock-offset-ms", "0"))).toNanos();
 
-    EventLog history = new EventLog(Path.of(a.get("history")), id);
+    Path historyFile = Path.of(a.get("history"));
+    EventLog history = new EventLog(historyFile, id);
     history.append(Event.Kind.START, "-", 0, "pid " + ProcessHandle.current().pid());
-    Thread main = Thread.currentThread();
-    Thread stdinWatcher =
-        new Thread(
-            () -> {
-              awaitEndOfInput();
-              main.interrupt(); // end the run: a waiting acquire or the work gives up at once
-            },
-            "stdin-watcher");
-    stdinWatcher.setDaemon(true);
-    stdinWatcher.start();
 
     LockClientOptions options =
         LockClientOptions.defaults()
-            .withOperationTimeout(Duration.ofSeconds(5))
+            .withOperationTimeout(OPERATION_TIMEOUT)
             .withClock(() -> System.nanoTime() + offset);
     LockOptions lockOptions = LockOptions.defaults().withRenewedLease(lease);
     String ownerId = a.get("owner-id");
@@ -86,15 +90,37 @@ public final class Worker {
       lockOptions = lockOptions.withOwnerId(ownerId);
     }
     String grantDetail = ownerId == null ? "" : "owner " + ownerId + " ";
+    Supplier<LockClient> connect = () -> LockClients.connect(a.get("uri"), props, options);
+    AsyncAcquirer async = new AsyncAcquirer(history, "leak".equals(a.get("async-cancel")), holdMax);
     long holds = 0;
-    try (LockClient client = LockClients.connect(a.get("uri"), props, options);
-        RegisterClient registers = new RegisterClient(Integer.parseInt(a.get("registers")), id)) {
+    LockClient client = connect.get();
+    try (RegisterClient registers = new RegisterClient(Integer.parseInt(a.get("registers")), id)) {
+      ClientCloser closer =
+          new ClientCloser(
+              id,
+              historyFile,
+              history,
+              registers,
+              connect,
+              LockOptions.defaults().withRenewedLease(lease),
+              wait,
+              Duration.ofMillis(Long.parseLong(a.getOrDefault("abandon-at-close-ms", "0"))),
+              lease.dividedBy(20));
+      watchInput(Thread.currentThread(), closer);
       while (!Thread.currentThread().isInterrupted()) {
         String name = locks.get(ThreadLocalRandom.current().nextInt(locks.size()));
         Lease held;
-        history.append(Event.Kind.ACQUIRING, name, 0, "");
+        boolean viaAsync = async.chooses();
         try {
-          held = client.lock(name, lockOptions).acquire(wait);
+          if (viaAsync) {
+            held = async.acquire(client.lock(name, lockOptions), wait);
+            if (held == null) {
+              continue;
+            }
+          } else {
+            history.append(Event.Kind.ACQUIRING, name, 0, "");
+            held = client.lock(name, lockOptions).acquire(wait);
+          }
         } catch (LockTimeoutException e) {
           history.append(Event.Kind.NO_GRANT, name, 0, "timeout");
           continue;
@@ -106,7 +132,10 @@ public final class Worker {
             break;
           }
           continue;
-        } catch (LockInterruptedException e) {
+        } catch (LockInterruptedException | InterruptedException e) {
+          if (!viaAsync) {
+            history.append(Event.Kind.NO_GRANT, name, 0, "interrupted: the run ends");
+          }
           break;
         }
         long token = held.fencingToken();
@@ -114,7 +143,11 @@ public final class Worker {
         // hold of the same worker can re-enter the same grant (same token) before a late signal
         // of the previous hold's loss arrives, and must not be taken for lost.
         long holdNumber = ++holds;
-        history.append(Event.Kind.GRANT, name, token, grantDetail + "#" + holdNumber);
+        history.append(
+            Event.Kind.GRANT,
+            name,
+            token,
+            grantDetail + "#" + holdNumber + (viaAsync ? " async " + async.lastId() : ""));
         AtomicBoolean told = new AtomicBoolean();
         held.onLost(
             event -> {
@@ -125,6 +158,7 @@ public final class Worker {
                   token,
                   "#" + holdNumber + " " + event.reason() + " " + event.detail());
             });
+        boolean closing = false;
         try {
           if (!held.isValid()) {
             history.append(Event.Kind.INVALID, name, token, "before the critical section");
@@ -133,38 +167,80 @@ public final class Worker {
                 ThreadLocalRandom.current().nextInt(100) < longHoldPercent
                     ? longHold
                     : holdMin + ThreadLocalRandom.current().nextInt(holdMax - holdMin + 1);
-            criticalSection(registers, name, token, hold, told, history);
+            closing = !criticalSection(registers, closer, name, token, hold, told, history);
+            if (closing) {
+              client = closer.closeWhileHolding(client, name, held);
+            }
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt(); // the run ends; release below, then leave the loop
         } finally {
-          history.append(Event.Kind.RELEASING, name, token, "");
-          String result;
-          boolean ending = Thread.interrupted(); // release even when the run ends
-          try {
-            result = Boolean.toString(held.release());
-          } catch (RuntimeException e) {
-            result = "error " + e;
+          if (!closing) {
+            release(history, name, held);
           }
-          if (ending) {
-            Thread.currentThread().interrupt();
-          }
-          history.append(Event.Kind.RELEASED, name, token, result);
         }
       }
+      recordWhatIsStillHeld(client, history);
+    } finally {
+      client.close();
     }
     history.close();
     System.exit(0);
   }
 
+  /** Releases a hold, even when the run ends, and records the answer. */
+  private static void release(EventLog history, String name, Lease held) {
+    long token = held.fencingToken();
+    history.append(Event.Kind.RELEASING, name, token, "");
+    String result;
+    boolean ending = Thread.interrupted(); // release even when the run ends
+    try {
+      result = Boolean.toString(held.release());
+    } catch (RuntimeException e) {
+      result = "error " + e;
+    }
+    if (ending) {
+      Thread.currentThread().interrupt();
+    }
+    history.append(Event.Kind.RELEASED, name, token, result);
+  }
+
   /**
-   * Read both registers, work, write both back plus one, unless told of the loss meanwhile.
+   * At the worker's end, every hold of its own released: whatever the client still lists is held by
+   * nobody's account (a grant of a cancelled acquisition not given back, a lease dropped). An undo
+   * may still be on its way: it gets one operation timeout.
+   */
+  private static void recordWhatIsStillHeld(LockClient client, EventLog history) {
+    Thread.interrupted(); // the run's end interrupted this thread; the check below waits
+    long deadline = System.nanoTime() + OPERATION_TIMEOUT.toNanos();
+    List<HeldLeaseInfo> left = client.heldLeases();
+    while (!left.isEmpty() && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(20); // polling the client's own list: it offers no wait for an empty list
+      } catch (InterruptedException e) {
+        break;
+      }
+      left = client.heldLeases();
+    }
+    for (HeldLeaseInfo info : left) {
+      history.append(
+          Event.Kind.HELD_AT_END,
+          info.lockName(),
+          info.fencingToken(),
+          "state " + info.state() + ", held since " + info.heldSince());
+    }
+  }
+
+  /**
+   * Read both registers, work, write both back plus one, unless told of the loss meanwhile. Returns
+   * false, with the writes skipped, if the coordinator asked for the client's close meanwhile.
    * Deliberately no check of the lease's own clock between the read and the write: a pause can
    * always fall between a check and the write it guards, so the check would only narrow the window
    * that the fencing token has to close. The loss signal is heeded, as an application should.
    */
-  private static void criticalSection(
+  private static boolean criticalSection(
       RegisterClient registers,
+      ClientCloser closer,
       String name,
       long token,
       int holdMillis,
@@ -173,27 +249,45 @@ public final class Worker {
       throws InterruptedException {
     long unfenced = registers.unfencedRead(name);
     long fenced = registers.fencedRead(name, token);
-    Thread.sleep(holdMillis); // the work
+    if (closer.awaitRequest(holdMillis)) { // the work, unless the client is to close meanwhile
+      return false; // the client closes under this hold: its writes are skipped
+    }
     if (told.get()) {
       history.append(Event.Kind.INVALID, name, token, "told of the loss: writes skipped");
-      return;
+      return true;
     }
     registers.unfencedWrite(name, token, unfenced, unfenced + 1);
     if (fenced >= 0) {
       registers.fencedWrite(name, token, fenced, fenced + 1);
     }
+    return true;
   }
 
-  private static void awaitEndOfInput() {
-    InputStream in = System.in;
-    byte[] buffer = new byte[64];
-    try {
-      while (in.read(buffer) >= 0) {
-        // the coordinator writes nothing; end of input is the signal
-      }
-    } catch (IOException e) {
-      // treated as end of input
-    }
+  /**
+   * Reads the coordinator's lines ({@code close}: close the client at the next hold) until the end
+   * of input, the coordinator's way of ending the run: then interrupts {@code main}, so that a
+   * waiting acquire or the work gives up at once.
+   */
+  private static void watchInput(Thread main, ClientCloser closer) {
+    Thread watcher =
+        new Thread(
+            () -> {
+              try (BufferedReader in =
+                  new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                  if (line.equals("close")) {
+                    closer.request();
+                  }
+                }
+              } catch (IOException e) {
+                // treated as end of input
+              }
+              main.interrupt();
+            },
+            "stdin-watcher");
+    watcher.setDaemon(true);
+    watcher.start();
   }
 
   static List<String> args(Map<String, String> values, Map<String, String> props) {

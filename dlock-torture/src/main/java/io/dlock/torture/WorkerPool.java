@@ -81,7 +81,7 @@ final class WorkerPool {
     args.put("uri", target.uri(proxies.stream().map(TcpProxy::port).toList()));
     args.put("locks", String.join(",", lockNames));
     args.put("lease-ms", Long.toString(settings.lease().toMillis()));
-    args.put("wait-ms", Long.toString(settings.lease().multipliedBy(3).toMillis()));
+    args.put("wait-ms", Long.toString(settings.workerWait().toMillis()));
     args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
     args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
     if (settings.scenario() == Scenario.PARTITION) {
@@ -93,6 +93,7 @@ final class WorkerPool {
     if (ownerId != null) {
       args.put("owner-id", ownerId);
     }
+    args.putAll(target.workerArgs(settings.lease()));
     args.put("registers", Integer.toString(registersPort));
     args.put("history", dir.resolve(id + ".history").toString());
     args.put("clock-offset-ms", Long.toString(clockOffsetMillis));

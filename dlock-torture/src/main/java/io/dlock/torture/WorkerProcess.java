@@ -12,6 +12,17 @@ import java.util.concurrent.TimeUnit;
  */
 record WorkerProcess(String id, Process process, List<TcpProxy> proxies, String ownerId) {
 
+  /** Writes a line to its standard input ({@code close}: close its client at its next hold). */
+  void command(String line) {
+    try {
+      var in = process.getOutputStream();
+      in.write((line + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      in.flush();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot reach worker " + id, e);
+    }
+  }
+
   /** Sends it {@code STOP} or {@code CONT} through kill(1): the JDK can only end a process. */
   void signal(String signal) {
     try {

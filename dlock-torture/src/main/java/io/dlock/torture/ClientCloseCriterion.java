@@ -1,0 +1,126 @@
+package io.dlock.torture;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A client closed under its holds and waiters ({@link ClientCloser}): for each close of a worker's
+ * client while it held a lock, each failure reported with the prefix {@code client-close:},
+ *
+ * <ul>
+ *   <li>{@code close()} returns within twice the operation timeout;
+ *   <li>every wait of the worker's threads open when the close began ends within the operation
+ *       timeout (refused: the client is closed), not at its own wait's end, nor never;
+ *   <li>no thread of the worker is granted anything from the close's begin until its new client;
+ *   <li>another client is granted the lock within the next-grant bound (the probe waits for it):
+ *       the hold is freed, and no lock is left held by nobody. The gap this begins is judged here
+ *       alone ({@link RunHistory#begunByAClose}).
+ * </ul>
+ */
+final class ClientCloseCriterion implements Criterion {
+  static final String PREFIX = "client-close: ";
+
+  int closes;
+  long worstToNextGrant = -1;
+  private final List<String> failures = new ArrayList<>();
+
+  ClientCloseCriterion(RunHistory run, Duration nextGrantBound) {
+    long timeout = Worker.OPERATION_TIMEOUT.toNanos();
+    for (Event close : run.events) {
+      if (close.kind() != Event.Kind.CLOSE_BEGIN) {
+        continue;
+      }
+      closes++;
+      String worker = close.source();
+      String lock = close.lock();
+      long t = close.nanos();
+      String what = worker + "'s client (closed " + Checker.millis(t - run.origin()) + " ms in)";
+      long closeEnd = firstOf(run, Event.Kind.CLOSE_END, worker, t);
+      long reopened = firstOf(run, Event.Kind.CLIENT_NEW, worker, t);
+      if (closeEnd - t > 2 * timeout && run.lastEvent() - t > 2 * timeout) {
+        failures.add(PREFIX + "close() of " + what + " did not return within 2 operation timeouts");
+      }
+      for (RunHistory.Wait w : run.waits) {
+        if (!ofWorker(w.source(), worker) || w.start() > t || w.end() < t) {
+          continue;
+        }
+        boolean judgeable = w.end() < run.lastEvent() || run.lastEvent() - t > timeout;
+        if (judgeable && w.end() - t > timeout) {
+          failures.add(
+              PREFIX
+                  + w.source()
+                  + ", waiting for "
+                  + w.lock()
+                  + " in "
+                  + what
+                  + ", ended "
+                  + Checker.millis(w.end() - t)
+                  + " ms after the close began (or never), over the operation timeout ("
+                  + Checker.millis(timeout)
+                  + " ms)");
+        }
+      }
+      for (Hold h : run.holds) {
+        if (ofWorker(h.source, worker) && h.start > t && h.start < reopened) {
+          failures.add(
+              PREFIX
+                  + h.source
+                  + " was granted "
+                  + h.lock
+                  + " (token "
+                  + h.token
+                  + ") "
+                  + Checker.millis(h.start - t)
+                  + " ms after "
+                  + what
+                  + " began to close");
+        }
+      }
+      long next =
+          run.byLock.getOrDefault(lock, List.of()).stream()
+              .filter(h -> !ofWorker(h.source, worker) && h.start > t)
+              .mapToLong(h -> h.start)
+              .min()
+              .orElse(Long.MAX_VALUE);
+      if (next == Long.MAX_VALUE) {
+        if (run.lastEvent() - t > nextGrantBound.toNanos()) {
+          failures.add(
+              PREFIX + "nobody else was granted " + lock + " after " + what + " was closed");
+        }
+      } else {
+        worstToNextGrant = Math.max(worstToNextGrant, next - t);
+        if (next - t > nextGrantBound.toNanos()) {
+          failures.add(
+              PREFIX
+                  + lock
+                  + " was granted to another client "
+                  + Checker.millis(next - t)
+                  + " ms after "
+                  + what
+                  + " was closed holding it, over the bound of "
+                  + nextGrantBound.toMillis()
+                  + " ms");
+        }
+      }
+    }
+  }
+
+  /** The worker's own history source, or one of its threads' ({@code w1.b}, {@code w1.a}). */
+  static boolean ofWorker(String source, String worker) {
+    return source.equals(worker) || source.startsWith(worker + ".");
+  }
+
+  private static long firstOf(RunHistory run, Event.Kind kind, String worker, long after) {
+    return run.events.stream()
+        .filter(e -> e.kind() == kind && e.source().equals(worker) && e.nanos() >= after)
+        .mapToLong(Event::nanos)
+        .findFirst()
+        .orElse(Long.MAX_VALUE);
+  }
+
+  @Override
+  public List<String> failures() {
+    return failures;
+  }
+}
