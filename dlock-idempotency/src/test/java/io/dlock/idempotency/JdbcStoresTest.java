@@ -63,6 +63,26 @@ abstract class JdbcStoresTest extends IdempotencyStoreContractTest {
     return JdbcIdempotency.on(pool, TestDatabases.settings(PREFIX)).dedupStore();
   }
 
+  /**
+   * Keys differing only in case or trailing spaces are claimed apart: on MariaDB the columns were
+   * VARCHAR in the database's default collation (case-insensitive, PAD SPACE), so "Key", "key" and
+   * "key " were one claim.
+   */
+  @Test
+  void keysDifferingOnlyInCaseOrTrailingSpacesAreClaimedApart() throws Exception {
+    String prefix = PREFIX + "exact_" + OWN + "_";
+    try {
+      DedupRecords records = DedupRecords.on(TestDatabases.stores(pool, prefix).dedupStore());
+      for (String key : List.of("Key", "key", "key ")) {
+        assertThat(records.claim(key, "fp", "request " + key))
+            .as("a claim of '%s'", key)
+            .isInstanceOf(ClaimOutcome.Claimed.class);
+      }
+    } finally {
+      dropTables(prefix);
+    }
+  }
+
   @Test
   void tokenTablesMadeBeforeRequestIdsGetTheirColumnFromCreateSchemaAndOtherwiseAClearError()
       throws Exception {

@@ -155,22 +155,34 @@ public final class JdbcIdempotency {
     return List.of(
         "CREATE TABLE IF NOT EXISTS "
             + settings.tokensTable()
-            + " (token_hash VARCHAR(64) NOT NULL PRIMARY KEY,"
+            + " (token_hash "
+            + d.text(64)
+            + " NOT NULL PRIMARY KEY,"
             + " expires_at BIGINT NOT NULL,"
             + " consumed_at BIGINT,"
             + " forget_at BIGINT NOT NULL,"
-            + " consumed_by VARCHAR(64))",
+            + " consumed_by "
+            + d.text(64)
+            + ")",
         "CREATE TABLE IF NOT EXISTS "
             + settings.dedupTable()
-            + " (dedup_key VARCHAR(200) NOT NULL PRIMARY KEY,"
+            + " (dedup_key "
+            + d.text(200)
+            + " NOT NULL PRIMARY KEY,"
             + " record_state CHAR(1) NOT NULL,"
-            + " owner_token VARCHAR(64) NOT NULL,"
-            + " fingerprint VARCHAR(128) NOT NULL,"
+            + " owner_token "
+            + d.text(64)
+            + " NOT NULL,"
+            + " fingerprint "
+            + d.text(128)
+            + " NOT NULL,"
             + " result_data "
             + d.binaryType
             + ","
             + " expires_at BIGINT NOT NULL,"
-            + " claim_attempt VARCHAR(64),"
+            + " claim_attempt "
+            + d.text(64)
+            + ","
             + " claim_confirmed SMALLINT)");
   }
 

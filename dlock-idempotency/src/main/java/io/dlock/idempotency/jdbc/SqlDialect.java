@@ -19,6 +19,17 @@ enum SqlDialect {
   MYSQL("CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)", "LONGBLOB"),
   H2("CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", "VARBINARY");
 
+  /**
+   * The type of a text column of at most {@code chars} characters that is compared exactly: the
+   * MySQL family's default collations may ignore case ({@code _ci}) and trailing spaces (PAD SPACE,
+   * {@code utf8mb4_bin} too), under which "Key", "key" and "key " would be one dedup key. MySQL 8
+   * and MariaDB name their binary NO PAD collations differently, so it is a binary string there (4
+   * bytes per character of UTF-8), compared byte for byte.
+   */
+  String text(int chars) {
+    return this == MYSQL ? "VARBINARY(" + 4 * chars + ")" : "VARCHAR(" + chars + ")";
+  }
+
   /** An expression giving the database's clock in epoch milliseconds. */
   final String nowMillis;
 
