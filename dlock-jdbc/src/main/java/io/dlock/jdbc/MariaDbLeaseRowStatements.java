@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * MariaDB 10.5+: the MySQL family's lease rows ({@link MySqlLeaseRowStatements}: its transaction,
@@ -37,11 +38,12 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
     super(table, statementTimeout);
     this.acquire =
         """
-        INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at)
-        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s)
+        INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at, grant_nonce)
+        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s, ?)
         ON DUPLICATE KEY UPDATE
           holder = IF(expires_at <= %2$s, VALUES(holder), holder),
           granted_at = IF(expires_at <= %2$s, VALUES(granted_at), granted_at),
+          grant_nonce = IF(expires_at <= %2$s, VALUES(grant_nonce), grant_nonce),
           holds = IF(owner = VALUES(owner) AND expires_at > %2$s,
                      holds + ?,
                      IF(expires_at <= %2$s, 1, holds)),
@@ -50,7 +52,7 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
           expires_at = IF(expires_at <= %2$s, VALUES(expires_at),
                           IF(owner = VALUES(owner), GREATEST(expires_at, VALUES(expires_at)),
                              expires_at))
-        RETURNING owner, holds, token, expires_at - %2$s
+        RETURNING owner, holds, token, expires_at - %2$s, grant_nonce
         """
             .formatted(table, NOW);
     // Draws and reads in one statement: the row this transaction inserted (and holds locked) is
@@ -91,13 +93,8 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
   }
 
   @Override
-  String probeColumns() {
-    return LEASE_ROW_COLUMNS; // no grant nonce: tokens are drawn inside the grant's statement
-  }
-
-  @Override
   Optional<LockInfo> forceRelease(Connection c, String name) throws SQLException {
-    return forceReleaseByToken(c, name); // every grant has its token: no nonce needed (nor kept)
+    return forceReleaseByToken(c, name); // every committed grant has its token
   }
 
   /**
@@ -156,28 +153,28 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
   Attempt attempt(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
-    return new Done(upsert(c, name, owner, countsHolds, holder, leaseMillis));
-  }
-
-  private AcquireResult upsert(
-      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
-      throws SQLException {
+    // The nonce names a grant this statement makes (an insert or a takeover), so that one whose
+    // commit is answered by a lost connection can be undone exactly (see acquire).
+    long nonce = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
     try (PreparedStatement ps = prepare(c, acquire)) {
       ps.setString(1, name);
       ps.setString(2, owner);
       ps.setLong(3, leaseMillis);
       ps.setString(4, holder);
-      ps.setInt(5, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
+      ps.setLong(5, nonce);
+      ps.setInt(6, countsHolds ? 1 : 0); // an owner id re-enters, a grant owner repeats
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          return new AcquireResult.Held(Duration.ZERO);
+          return new Done(new AcquireResult.Held(Duration.ZERO), 0);
         }
         if (!owner.equals(rs.getString(1))) {
-          return new AcquireResult.Held(Duration.ofMillis(Math.max(0, rs.getLong(4))));
+          return new Done(new AcquireResult.Held(Duration.ofMillis(Math.max(0, rs.getLong(4)))), 0);
         }
         long token = rs.getLong(3);
         int holds = rs.getInt(2);
-        return new AcquireResult.Granted(token != 0 ? token : drawToken(c, name), holds);
+        long made = rs.getLong(5) == nonce ? nonce : 0;
+        return new Done(
+            new AcquireResult.Granted(token != 0 ? token : drawToken(c, name), holds), made);
       }
     }
   }

@@ -171,13 +171,24 @@ class MySqlLeaseRowStatements extends LockStatements {
   }
 
   /** The outcome of the transaction: a result, or a grant whose token is still to be drawn. */
-  sealed interface Attempt permits Done, Undrawn {}
+  sealed interface Attempt permits Done, Undrawn {
+    /** The nonce of the grant this attempt made (an insert or a takeover), else 0. */
+    long newGrant();
+  }
 
-  /** The attempt's result. */
-  record Done(AcquireResult result) implements Attempt {}
+  /**
+   * The attempt's result; {@code newGrant} the nonce of the grant it made, 0 for a re-entry or a
+   * lock held by another.
+   */
+  record Done(AcquireResult result, long newGrant) implements Attempt {}
 
   /** A grant committed with token 0 and this nonce: its token is drawn after the commit. */
-  record Undrawn(long nonce, int holds) implements Attempt {}
+  record Undrawn(long nonce, int holds) implements Attempt {
+    @Override
+    public long newGrant() {
+      return nonce;
+    }
+  }
 
   @Override
   final AcquireResult acquire(
@@ -187,10 +198,12 @@ class MySqlLeaseRowStatements extends LockStatements {
     for (int tries = 1; ; tries++) {
       c.setAutoCommit(false);
       boolean committed = false;
+      Attempt made = null;
       try {
-        attempt = attempt(c, name, owner, countsHolds, holder, leaseMillis);
+        made = attempt(c, name, owner, countsHolds, holder, leaseMillis);
         c.setAutoCommit(true); // commits the transaction (JDBC and both servers say so)
         committed = true;
+        attempt = made;
         break;
       } catch (SQLException e) {
         // InnoDB picked this transaction as a deadlock's victim (concurrent upserts of one name
@@ -198,6 +211,15 @@ class MySqlLeaseRowStatements extends LockStatements {
         // same transaction again is safe. Twice more at most, then the caller hears of it.
         if (tries < 3 && deadlockVictim(e)) {
           continue; // rolled back below first
+        }
+        long nonce = made == null ? 0 : made.newGrant();
+        if (nonce != 0 && connectionFailed(e)) {
+          // The commit of a new grant was sent and its answer lost with the connection: it may
+          // be committed, and nobody will hear of it. Left, it would block the name for its lease,
+          // and a later call of the same owner id would re-enter it and count a hold that nobody
+          // releases. Undone on another connection by its nonce: nothing if it never committed,
+          // and never a hold of another caller.
+          throw new GrantToUndo(e, other -> undoOnce(other, name, owner, nonce));
         }
         throw e;
       } finally {
@@ -307,10 +329,10 @@ class MySqlLeaseRowStatements extends LockStatements {
       throw new SQLException("the lease row of '" + name + "' vanished inside its upsert");
     }
     if (!owner.equals(row.owner())) {
-      return new Done(row.held());
+      return new Done(row.held(), 0);
     }
     if (row.token() != 0) {
-      return new Done(new AcquireResult.Granted(row.token(), row.holds()));
+      return new Done(new AcquireResult.Granted(row.token(), row.holds()), 0);
     }
     return new Undrawn(row.nonce(), row.holds());
   }

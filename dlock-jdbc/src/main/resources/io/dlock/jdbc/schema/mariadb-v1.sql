@@ -10,5 +10,8 @@ CREATE TABLE IF NOT EXISTS ${table} (
   holds      INT          NOT NULL,
   token      BIGINT       NOT NULL,
   -- Milliseconds since the epoch by the database's clock; never written from a client clock.
-  expires_at BIGINT       NOT NULL
+  expires_at BIGINT       NOT NULL,
+  -- A random number per grant, written by the statement that makes it: a grant whose commit
+  -- was answered by a lost connection is undone by it, and only it.
+  grant_nonce BIGINT
 ) ENGINE = InnoDB;
