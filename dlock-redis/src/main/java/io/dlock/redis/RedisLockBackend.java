@@ -66,6 +66,16 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   /** The client's clock, from {@link #start}; the system clock until then. */
   private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
 
+  /**
+   * At most this many leases per renewal script: one script runs alone on its server, so an
+   * unbounded batch would hold up every other client of it for as long as the batch takes.
+   */
+  static final int RENEWAL_CHUNK = 100;
+
+  /** Script calls whose answer is still awaited: a silent server's calls must not pile up here. */
+  private final java.util.concurrent.atomic.AtomicInteger callsInFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
     this.keys = new RedisKeys(settings.keyPrefix());
@@ -173,9 +183,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    */
   CompletableFuture<AcquireResult> acquire(
       String lockName, LockOwner owner, Duration lease, String request) {
-    return acquireScript
-        .<List<Object>>callAsync(
-            commands,
+    CompletableFuture<List<Object>> call =
+        run(
+            acquireScript,
             new String[] {
               keys.lock(lockName), keys.fenceCounter(lockName), keys.request(lockName, request)
             },
@@ -185,8 +195,10 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
             Long.toString(System.currentTimeMillis()),
             HolderDescription.of(owner),
             requestMemoryMillis,
-            owner.countsHolds() ? "1" : "0")
-        .handle(
+            owner.countsHolds() ? "1" : "0");
+    return cancelling(
+        call,
+        call.handle(
             (reply, error) -> {
               if (error != null) {
                 throw unavailable("acquire '" + lockName + "'", error);
@@ -198,7 +210,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
               }
               long pttl = (Long) reply.get(1);
               return new AcquireResult.Held(pttl >= 0 ? Duration.ofMillis(pttl) : null);
-            });
+            }));
   }
 
   /**
@@ -266,16 +278,18 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   public CompletableFuture<ReleaseResult> release(
       String lockName, LockOwner owner, long fencingToken) {
     String request = RequestIds.next();
-    return releaseScript
-        .<List<Object>>callAsync(
-            commands,
+    CompletableFuture<List<Object>> call =
+        run(
+            releaseScript,
             new String[] {keys.lock(lockName), keys.request(lockName, request)},
             owner.key(),
             keys.releaseChannel(lockName),
             request,
             Long.toString(fencingToken),
-            requestMemoryMillis)
-        .handle(
+            requestMemoryMillis);
+    return cancelling(
+        call,
+        call.handle(
             (reply, error) -> {
               if (error != null) {
                 throw unavailable("release '" + lockName + "'", error);
@@ -284,7 +298,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
               return code == 1L
                   ? ReleaseResult.RELEASED
                   : code == 2L ? ReleaseResult.STILL_HELD : ReleaseResult.NOT_HELD;
-            });
+            }));
   }
 
   /**
@@ -294,44 +308,64 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    * @return true if {@code owner} still holds the lock on this node
    */
   CompletableFuture<Boolean> raiseFence(String lockName, LockOwner owner, long token) {
-    return raiseFenceScript
-        .<List<Object>>callAsync(
-            commands,
+    CompletableFuture<List<Object>> call =
+        run(
+            raiseFenceScript,
             new String[] {keys.lock(lockName), keys.fenceCounter(lockName)},
             owner.key(),
-            Long.toString(token))
-        .handle(
+            Long.toString(token));
+    return cancelling(
+        call,
+        call.handle(
             (reply, error) -> {
               if (error != null) {
                 throw unavailable("raise the fencing counter of '" + lockName + "'", error);
               }
               return ((Long) reply.get(0)) == 1L;
-            });
+            }));
   }
 
+  /**
+   * One script call per Cluster slot (a script may only touch keys of one slot) and per {@link
+   * #RENEWAL_CHUNK} leases, all in flight at once. Completing the returned future first (a caller's
+   * timeout) cancels the calls still in flight.
+   */
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-    if (!connections.cluster) {
-      return renewInOneCall(leases);
-    }
-    // A script may only touch keys of one Cluster slot: one call per slot, all in flight at once.
     Map<Integer, List<HeldLease>> bySlot = new java.util.HashMap<>();
     for (HeldLease lease : leases) {
-      bySlot
-          .computeIfAbsent(SlotHash.getSlot(keys.lock(lease.lockName())), s -> new ArrayList<>())
-          .add(lease);
+      int slot = connections.cluster ? SlotHash.getSlot(keys.lock(lease.lockName())) : 0;
+      bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(lease);
     }
     List<CompletableFuture<Set<HeldLease>>> calls = new ArrayList<>();
     for (List<HeldLease> group : bySlot.values()) {
-      calls.add(renewInOneCall(group));
+      for (int from = 0; from < group.size(); from += RENEWAL_CHUNK) {
+        calls.add(
+            renewInOneCall(group.subList(from, Math.min(group.size(), from + RENEWAL_CHUNK))));
+      }
     }
-    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
-        .thenApply(
-            done -> {
-              Set<HeldLease> gone = new HashSet<>();
-              calls.forEach(call -> gone.addAll(call.join()));
-              return gone;
-            });
+    CompletableFuture<Set<HeldLease>> all =
+        CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+            .thenApply(
+                done -> {
+                  Set<HeldLease> gone = new HashSet<>();
+                  calls.forEach(call -> gone.addAll(call.join()));
+                  return gone;
+                });
+    all.whenComplete(
+        (gone, error) ->
+            calls.forEach(
+                call -> {
+                  if (!call.isDone()) {
+                    call.cancel(false);
+                  }
+                }));
+    return all;
+  }
+
+  /** The number of script calls {@link #renew} makes for {@code leases} leases on one server. */
+  static int renewalCalls(int leases) {
+    return Math.max(1, (leases + RENEWAL_CHUNK - 1) / RENEWAL_CHUNK);
   }
 
   private CompletableFuture<Set<HeldLease>> renewInOneCall(List<HeldLease> leases) {
@@ -346,9 +380,10 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
       // An owner id's lease only grows here (renew.lua): other clients may hold the same id.
       args[4 * i + 3] = lease.owner().countsHolds() ? "1" : "0";
     }
-    return renewScript
-        .<List<Object>>callAsync(commands, lockKeys, args)
-        .handle(
+    CompletableFuture<List<Object>> call = run(renewScript, lockKeys, args);
+    return cancelling(
+        call,
+        call.handle(
             (reply, error) -> {
               if (error != null) {
                 throw unavailable("renew " + leases.size() + " lease(s)", error);
@@ -358,7 +393,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
                 gone.add(leases.get(((Long) position).intValue() - 1));
               }
               return gone;
-            });
+            }));
   }
 
   @Override
@@ -457,6 +492,35 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   public void close() {
     closed.set(true);
     connections.close();
+  }
+
+  /** Script calls whose answer is still awaited (neither answered nor cancelled). */
+  int callsInFlight() {
+    return callsInFlight.get();
+  }
+
+  /** Runs {@code script}, counted in {@link #callsInFlight}. */
+  private <T> CompletableFuture<T> run(RedisScript script, String[] keys, String... args) {
+    callsInFlight.incrementAndGet();
+    CompletableFuture<T> call = script.callAsync(commands, keys, args);
+    call.whenComplete((value, error) -> callsInFlight.decrementAndGet());
+    return call;
+  }
+
+  /**
+   * Returns {@code derived}, and cancels {@code source} (and with it the command on the wire, see
+   * {@link RedisScript#callAsync}) when {@code derived} completes first: a caller's timeout
+   * (Redlock's node timeout) completes the future it holds, never the one Lettuce completes.
+   */
+  private static <T> CompletableFuture<T> cancelling(
+      CompletableFuture<?> source, CompletableFuture<T> derived) {
+    derived.whenComplete(
+        (value, error) -> {
+          if (!source.isDone()) {
+            source.cancel(false);
+          }
+        });
+    return derived;
   }
 
   /** Whole milliseconds, rounded up: the server must never hold a lease shorter than asked. */

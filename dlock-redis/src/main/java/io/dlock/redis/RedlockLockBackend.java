@@ -141,9 +141,15 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
   /** Every master's answer: a value, or null where the master failed or was too slow. */
   private <T> CompletableFuture<List<@Nullable T>> onEveryMaster(
       Function<RedisLockBackend, CompletableFuture<T>> call) {
+    return onEveryMaster(call, settings.nodeTimeout());
+  }
+
+  private <T> CompletableFuture<List<@Nullable T>> onEveryMaster(
+      Function<RedisLockBackend, CompletableFuture<T>> call, Duration timeout) {
     List<CompletableFuture<@Nullable T>> answers = new ArrayList<>();
     for (RedlockMaster master : masters) {
-      answers.add(master.call(call).handle((value, error) -> error == null ? value : null));
+      answers.add(
+          master.call(call, timeout).handle((value, error) -> error == null ? value : null));
     }
     return CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
         .thenApply(done -> answers.stream().map(CompletableFuture::join).toList());
@@ -297,9 +303,19 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
             });
   }
 
+  /**
+   * Renews on every master; a master's bound is the node timeout once per script call the batch
+   * takes there ({@link RedisLockBackend#renewalCalls}, {@value RedisLockBackend#RENEWAL_CHUNK}
+   * leases each), since its calls run one after another. The node timeout keeps an acquisition's
+   * validity arithmetic right; a renewal's validity is measured from its send by the core, so a
+   * longer bound costs no safety, and one bound for the whole batch timed large batches out as a
+   * whole (issue 29).
+   */
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-    return onEveryMaster(m -> m.renew(leases))
+    Duration bound =
+        settings.nodeTimeout().multipliedBy(RedisLockBackend.renewalCalls(leases.size()));
+    return onEveryMaster(m -> m.renew(leases), bound)
         .thenApply(
             answers -> {
               long answered = answers.stream().filter(a -> a != null).count();
@@ -359,6 +375,11 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
                     .filter(a -> a != null && a.isPresent())
                     .map(Optional::get)
                     .max(java.util.Comparator.comparingLong(LockInfo::fencingToken)));
+  }
+
+  /** The masters, in the order of the settings: for tests. */
+  List<RedlockMaster> masters() {
+    return List.copyOf(masters);
   }
 
   @Override

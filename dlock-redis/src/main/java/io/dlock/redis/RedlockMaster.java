@@ -98,6 +98,16 @@ final class RedlockMaster {
    * starts connecting it in the background).
    */
   <T> CompletableFuture<T> call(Function<RedisLockBackend, CompletableFuture<T>> call) {
+    return call(call, settings.nodeTimeout());
+  }
+
+  /**
+   * As {@link #call(Function)}, bounded by {@code timeout}. A call that times out is completed with
+   * a {@link java.util.concurrent.TimeoutException}, which cancels its commands still in flight
+   * ({@link RedisLockBackend}): a silent master's calls do not pile up on its connection.
+   */
+  <T> CompletableFuture<T> call(
+      Function<RedisLockBackend, CompletableFuture<T>> call, java.time.Duration timeout) {
     RedisLockBackend node = backend.get();
     if (node == null) {
       connectInBackground();
@@ -105,10 +115,15 @@ final class RedlockMaster {
           new BackendUnavailableException("Redis master " + redactedUri() + " is not connected"));
     }
     try {
-      return call.apply(node).orTimeout(settings.nodeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      return call.apply(node).orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /** The connected master, if any: for tests. */
+  @Nullable RedisLockBackend connected() {
+    return backend.get();
   }
 
   void close() {

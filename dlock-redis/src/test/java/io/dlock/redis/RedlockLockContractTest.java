@@ -10,6 +10,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 
 /** The contract suite against Redlock over 3 and over 5 independent redis-server masters. */
 class RedlockLockContractTest {
@@ -84,6 +85,16 @@ class RedlockLockContractTest {
     List<RedisServerProcess> masters() {
       return five;
     }
+  }
+
+  @Test
+  void manyLeasesAreRenewedWithAShortNodeTimeout() throws Exception {
+    RedlockRenewalBatches.manyLeasesAreRenewedWithAShortNodeTimeout(five);
+  }
+
+  @Test
+  void aSilentMastersTimedOutRenewalsAreCancelled() throws Exception {
+    RedlockRenewalBatches.aSilentMastersTimedOutRenewalsAreCancelled(five);
   }
 
   static List<RedisServerProcess> three;

@@ -1,6 +1,7 @@
 package io.dlock.redis.script;
 
 import io.dlock.spi.Failures;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -11,6 +12,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A Lua script kept as a class-path resource, called by its SHA-1 ({@code EVALSHA}) with keys and
@@ -131,29 +134,69 @@ public final class RedisScript {
    * Runs the script without waiting. The future fails with the failure of the first call, unwrapped
    * ({@link Failures#unwrap}), unless that was {@code NOSCRIPT}: then with the failure of the load
    * or of the repeated call, as Lettuce reports it.
+   *
+   * <p>Completing the returned future from outside (a caller's timeout, a cancellation) cancels the
+   * command still in flight: a command not yet written is then never sent, and one on the wire no
+   * longer waits in Lettuce's queue for its answer (issue 29: a silent server's timed-out calls
+   * were left to pile up until the command timeout).
    */
   public <T> CompletableFuture<T> callAsync(
       RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {
-    CompletableFuture<T> first =
-        commands.<T>evalsha(sha, outputType, keys, args).toCompletableFuture();
-    return first
-        .handle(
-            (result, error) -> {
-              if (error == null) {
-                return CompletableFuture.completedFuture(result);
-              }
-              Throwable cause = Failures.unwrap(error);
-              if (cause instanceof RedisNoScriptException) {
-                return commands
-                    .scriptLoad(source)
-                    .toCompletableFuture()
-                    .thenCompose(
-                        loaded ->
-                            commands.<T>evalsha(sha, outputType, keys, args).toCompletableFuture());
-              }
-              return CompletableFuture.<T>failedFuture(cause);
-            })
-        .thenCompose(f -> f);
+    CompletableFuture<T> result = new CompletableFuture<>();
+    AtomicReference<Future<?>> inFlight = new AtomicReference<>();
+    RedisFuture<T> first = commands.evalsha(sha, outputType, keys, args);
+    inFlight.set(first);
+    first.whenComplete(
+        (value, error) -> {
+          if (error == null) {
+            result.complete(value);
+            return;
+          }
+          Throwable cause = Failures.unwrap(error);
+          if (!(cause instanceof RedisNoScriptException) || result.isDone()) {
+            result.completeExceptionally(cause);
+            return;
+          }
+          RedisFuture<String> load = commands.scriptLoad(source);
+          inFlight.set(load);
+          load.whenComplete(
+              (loaded, loadError) -> {
+                if (loadError != null) {
+                  result.completeExceptionally(loadError);
+                  return;
+                }
+                if (result.isDone()) {
+                  return;
+                }
+                RedisFuture<T> again = commands.evalsha(sha, outputType, keys, args);
+                inFlight.set(again);
+                again.whenComplete(
+                    (v, e) -> {
+                      if (e != null) {
+                        result.completeExceptionally(e);
+                      } else {
+                        result.complete(v);
+                      }
+                    });
+              });
+        });
+    return cancellingOnEarlyCompletion(result, inFlight);
+  }
+
+  /**
+   * When {@code result} completes before the command in {@code inFlight} (completed from outside: a
+   * timeout, a cancellation), cancels that command.
+   */
+  private static <T> CompletableFuture<T> cancellingOnEarlyCompletion(
+      CompletableFuture<T> result, AtomicReference<Future<?>> inFlight) {
+    result.whenComplete(
+        (value, error) -> {
+          Future<?> command = inFlight.get();
+          if (command != null && !command.isDone()) {
+            command.cancel(false);
+          }
+        });
+    return result;
   }
 
   /**
@@ -164,7 +207,17 @@ public final class RedisScript {
    */
   public <T> CompletableFuture<T> callWithSourceAsync(
       RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {
-    return commands.<T>eval(source, outputType, keys, args).toCompletableFuture();
+    RedisFuture<T> command = commands.eval(source, outputType, keys, args);
+    CompletableFuture<T> result = new CompletableFuture<>();
+    command.whenComplete(
+        (value, error) -> {
+          if (error != null) {
+            result.completeExceptionally(error);
+          } else {
+            result.complete(value);
+          }
+        });
+    return cancellingOnEarlyCompletion(result, new AtomicReference<>(command));
   }
 
   private static String read(Class<?> anchor, String resource) {
