@@ -11,6 +11,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * One lock of {@link HeldLocks} held on its own connection: the grant, its hold count, the lease
  * kept by the client and the state of its connection. State changes happen under {@link #io}.
+ *
+ * <p>Threads: the client's call threads (acquire, release, renew), the watch's timer thread and its
+ * executor (heartbeat, lease end), and close. Every write and every decision taken on a field is
+ * made under {@link #io}; the flags that the heartbeat tick reads without {@link #io}, to pick the
+ * grants worth a check ({@link #released}, {@link #dead}, {@link #reported}, {@link #renewed}), are
+ * volatile as well, so that it sees their latest values and never skips a dead connection's check
+ * for a stale one (the check itself reads them again under {@link #io}).
  */
 final class HeldGrant {
   final String name;
@@ -20,10 +27,20 @@ final class HeldGrant {
   final int poolNetworkTimeout;
   final ReentrantLock io = new ReentrantLock();
   final AtomicBoolean checking = new AtomicBoolean();
+
+  /** Under {@link #io} only. */
   int holds = 1;
-  boolean released;
-  boolean dead;
-  boolean reported;
+
+  /** Written under {@link #io}; volatile for the heartbeat tick's read (see the class). */
+  volatile boolean released;
+
+  /** Written under {@link #io}; volatile for the heartbeat tick's read (see the class). */
+  volatile boolean dead;
+
+  /** Written under {@link #io}; volatile for the heartbeat tick's read (see the class). */
+  volatile boolean reported;
+
+  /** Under {@link #io} only. */
   boolean slotHeld = true;
 
   /**
