@@ -29,6 +29,11 @@ public record LeaseLostEvent(String lockName, long fencingToken, Reason reason, 
     /**
      * The backend session that carried the lease ended (ZooKeeper session, database connection).
      */
-    SESSION_LOST
+    SESSION_LOST,
+    /**
+     * The lock client was closed while the lease was held: it released the lease (or, if the
+     * backend did not answer, left it to expire) under its holder, whose work may still run.
+     */
+    CLIENT_CLOSED
   }
 }

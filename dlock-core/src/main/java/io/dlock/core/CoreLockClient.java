@@ -34,6 +34,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -339,15 +340,20 @@ public final class CoreLockClient implements LockClient {
   }
 
   void dispatch(Consumer<LeaseLostEvent> listener, LeaseLostEvent event) {
+    Runnable tell =
+        () -> {
+          try {
+            listener.accept(event);
+          } catch (RuntimeException e) {
+            log.error("A lost-lease listener of lock '{}' failed", event.lockName(), e);
+          }
+        };
     try {
-      events.execute(
-          () -> {
-            try {
-              listener.accept(event);
-            } catch (RuntimeException e) {
-              log.error("A lost-lease listener of lock '{}' failed", event.lockName(), e);
-            }
-          });
+      events.execute(tell);
+    } catch (RejectedExecutionException e) {
+      // The client is closed (its event thread stopped): a listener registered on a lease that
+      // close() ended is told here, on the registering thread, rather than never.
+      tell.run();
     } catch (RuntimeException e) {
       log.warn(
           "Could not tell a listener that lock '{}' was lost: {}", event.lockName(), e.toString());
@@ -442,14 +448,7 @@ public final class CoreLockClient implements LockClient {
           TimeUnit.NANOSECONDS.toMillis(operationTimeoutNanos * 2));
     }
     for (Grant grant : List.copyOf(grants.values())) {
-      LeaseHandle handle;
-      while ((handle = grant.lastOpenHandle()) != null) {
-        try {
-          handle.release();
-        } catch (RuntimeException e) {
-          log.warn("Lock '{}' not released at close: {}", grant.lockName(), e.getMessage());
-        }
-      }
+      grant.releaseForClose();
       forget(grant);
     }
     stopThreads();

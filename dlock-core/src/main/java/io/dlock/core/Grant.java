@@ -336,6 +336,62 @@ final class Grant extends LeaseTerm {
   }
 
   /**
+   * The client closes with this grant held: releases every open hold, then tells its holders that
+   * the lease is gone, since their work may still run (asynchronous work, a thread the application
+   * did not stop). Not telling them left such work running unlocked with no word (issue 29). A
+   * release that found the lease already lost has told them itself.
+   */
+  void releaseForClose() {
+    LeaseHandle handle;
+    boolean toldByRelease = false;
+    String detail = "the lock client was closed while the lease was held; it was released";
+    List<Consumer<LeaseLostEvent>> toTell;
+    boolean report;
+    synchronized (this) {
+      toTell = listeners == null ? List.of() : List.copyOf(listeners);
+      toldByRelease = state == LeaseState.LOST || state == LeaseState.RELEASED;
+      report = handedOut && !lossReported;
+      lossReported |= report && !toldByRelease;
+    }
+    while ((handle = lastOpenHandle()) != null) {
+      try {
+        toldByRelease |= !handle.releaseForClose();
+      } catch (RuntimeException e) {
+        log.warn("Lock '{}' not released at close: {}", key.lockName(), e.getMessage());
+        detail =
+            "the lock client was closed while the lease was held; its release failed ("
+                + e.getMessage()
+                + "), so the lock stays held on the server until the lease ends";
+      }
+    }
+    if (toldByRelease) {
+      return;
+    }
+    LeaseLostEvent event =
+        new LeaseLostEvent(
+            key.lockName(), fencingToken, LeaseLostEvent.Reason.CLIENT_CLOSED, detail);
+    synchronized (this) {
+      // Lost, not released, for its holders: they did not let it go, and a listener that comes
+      // later is told at once.
+      state = LeaseState.LOST;
+      lostEvent = event;
+    }
+    if (report || !toTell.isEmpty()) {
+      log.warn(
+          "Lease of lock '{}' (fencing token {}) ended under its holder: {}",
+          key.lockName(),
+          fencingToken,
+          detail);
+    }
+    for (Consumer<LeaseLostEvent> listener : toTell) {
+      client.dispatch(listener, event);
+    }
+    if (report) {
+      client.reportLost(event);
+    }
+  }
+
+  /**
    * Lets go of one hold without a word to the server, which keeps it until the lease ends (see
    * {@link io.dlock.Lease#abandon}). The last hold takes the grant out of the client: never
    * renewed, watched or released again.

@@ -22,8 +22,17 @@ final class LeaseHandle implements Lease {
 
   private final Grant grant;
 
-  /** 1 once released; a field updater instead of an AtomicBoolean saves an object per lease. */
+  /**
+   * {@link #OPEN}, {@link #RELEASED_BY_HOLDER} or {@link #ENDED_BY_CLOSE}; a field updater instead
+   * of an AtomicInteger saves an object per lease.
+   */
   private volatile int released;
+
+  private static final int OPEN = 0;
+  private static final int RELEASED_BY_HOLDER = 1;
+
+  /** Released by the client's close under its holder: a loss to the holder, not a release. */
+  private static final int ENDED_BY_CLOSE = 2;
 
   /** When this hold was opened, on the client's clock: how long it was held, for the listener. */
   private final long openedNanos;
@@ -38,7 +47,7 @@ final class LeaseHandle implements Lease {
   }
 
   private boolean isReleased() {
-    return released == 1;
+    return released == RELEASED_BY_HOLDER;
   }
 
   @Override
@@ -53,7 +62,7 @@ final class LeaseHandle implements Lease {
 
   @Override
   public boolean isValid() {
-    return !isReleased() && grant.isValid();
+    return released == OPEN && grant.isValid();
   }
 
   @Override
@@ -100,7 +109,10 @@ final class LeaseHandle implements Lease {
 
   @Override
   public boolean release() {
-    if (!RELEASED.compareAndSet(this, 0, 1)) {
+    if (!RELEASED.compareAndSet(this, OPEN, RELEASED_BY_HOLDER)) {
+      if (released == ENDED_BY_CLOSE) {
+        return false; // its holder was told of the loss; the close released it
+      }
       log.info(
           "Lease of lock '{}' (fencing token {}) was already released; nothing to do",
           lockName(),
@@ -114,9 +126,26 @@ final class LeaseHandle implements Lease {
     return done;
   }
 
+  /**
+   * The client closes under this hold: releases it as {@link #release} would, but the holder finds
+   * it lost (its state, {@link #ensureValid}), since it did not let go.
+   *
+   * @return whether the release was done (false: already released, or the lease found lost)
+   */
+  boolean releaseForClose() {
+    if (!RELEASED.compareAndSet(this, OPEN, ENDED_BY_CLOSE)) {
+      return false;
+    }
+    boolean done = grant.release(this);
+    if (done) {
+      grant.lockEvents().released(lockName(), fencingToken(), openedNanos);
+    }
+    return done;
+  }
+
   @Override
   public void abandon() {
-    if (RELEASED.compareAndSet(this, 0, 1)) {
+    if (RELEASED.compareAndSet(this, OPEN, RELEASED_BY_HOLDER)) {
       grant.abandon(this);
       // The hold ends here for this client: listeners (metrics, tracing) hear of it as a release.
       grant.lockEvents().released(lockName(), fencingToken(), openedNanos);

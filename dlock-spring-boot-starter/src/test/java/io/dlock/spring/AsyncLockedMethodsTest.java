@@ -237,6 +237,27 @@ class AsyncLockedMethodsTest {
         });
   }
 
+  /**
+   * Regression (issue 29, left open by the last notes): a context that closed under a running
+   * publisher released its lease without a word, and the work ran on unlocked.
+   */
+  @Test
+  void aFluxStillRunningWhenTheContextClosesIsCancelledWithLockLost() {
+    runner.run(
+        context -> {
+          Stock stock = context.getBean(Stock.class);
+          CompletableFuture<List<Long>> outcome = stock.guardedTicks().collectList().toFuture();
+          await(() -> !otherProcess.inspect(PREFIX + "guarded").isEmpty());
+
+          context.close(); // the application shuts down while the work runs
+
+          assertThatThrownBy(() -> outcome.get(BOUND.toMillis(), TimeUnit.MILLISECONDS))
+              .isInstanceOf(ExecutionException.class)
+              .hasCauseInstanceOf(LockLostException.class);
+          assertThat(isFree("guarded")).as("released at close").isTrue();
+        });
+  }
+
   @Test
   void interruptOnAMethodReturningAFutureFailsTheStartUp() {
     runner
