@@ -60,7 +60,7 @@ final class H2LeaseRowStatements extends LockStatements {
 
   @Override
   String schemaResource() {
-    return "io/dlock/jdbc/schema/h2-v1.sql";
+    return "io/dlock/jdbc/schema/h2.sql";
   }
 
   @Override

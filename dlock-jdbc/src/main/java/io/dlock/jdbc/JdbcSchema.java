@@ -31,38 +31,37 @@ final class JdbcSchema {
 
   static void createSchema(Connection c, LockStatements statements)
       throws SQLException, LockStatements.SchemaProblem {
-    for (String resource : statements.schemaResources()) {
-      String ddl = schemaDdl(resource, statements.table);
-      try (Statement st = c.createStatement()) {
-        st.setQueryTimeout(statements.queryTimeoutSeconds);
-        // Comments first: they may contain semicolons.
-        for (String sql : stripComments(ddl).split(";")) {
-          String trimmed = sql.trim();
-          if (trimmed.isBlank()) {
-            continue;
-          }
-          try {
-            st.execute(trimmed);
-          } catch (SQLException e) {
-            String state = String.valueOf(e.getSQLState());
-            if (!state.equals("23505") && !state.equals("42P07") && !state.equals("42701")) {
-              throw e;
-            }
-            // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not
-            // atomic): it exists now, which is all this step wants.
-          }
+    String resource = statements.schemaResource();
+    String ddl = schemaDdl(resource, statements.table);
+    try (Statement st = c.createStatement()) {
+      st.setQueryTimeout(statements.queryTimeoutSeconds);
+      // Comments first: they may contain semicolons.
+      for (String sql : stripComments(ddl).split(";")) {
+        String trimmed = sql.trim();
+        if (trimmed.isBlank()) {
+          continue;
         }
-      } catch (SQLException e) {
-        throw new LockStatements.SchemaProblem(
-            "cannot create the lock table '"
-                + statements.table
-                + "' (createSchema is on): "
-                + e.getMessage()
-                + "; create it with the DDL in "
-                + String.join(" then ", statements.schemaResources())
-                + " as a user with DDL rights, and turn createSchema off",
-            e);
+        try {
+          st.execute(trimmed);
+        } catch (SQLException e) {
+          String state = String.valueOf(e.getSQLState());
+          if (!state.equals("23505") && !state.equals("42P07")) {
+            throw e;
+          }
+          // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not
+          // atomic): it exists now, which is all this step wants.
+        }
       }
+    } catch (SQLException e) {
+      throw new LockStatements.SchemaProblem(
+          "cannot create the lock table '"
+              + statements.table
+              + "' (createSchema is on): "
+              + e.getMessage()
+              + "; create it with the DDL in "
+              + resource
+              + " as a user with DDL rights, and turn createSchema off",
+          e);
     }
   }
 

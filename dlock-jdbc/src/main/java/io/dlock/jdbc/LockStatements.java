@@ -110,13 +110,8 @@ abstract class LockStatements {
   /** The SQL expression of the database clock in milliseconds since the epoch, as a BIGINT. */
   abstract String nowMillis();
 
-  /** The versioned DDL resource of this dialect, version 1 (lease rows). */
+  /** The DDL resource of this dialect: every table and counter of every mode. */
   abstract String schemaResource();
-
-  /** The DDL resources to run in order: version 1, then version 2 (holder columns, held tables). */
-  List<String> schemaResources() {
-    return List.of(schemaResource(), schemaResource().replace("-v1.sql", "-v2.sql"));
-  }
 
   /** A statement that uses the fencing counter as acquisition does, to check the privilege. */
   abstract String probeSequence();
@@ -212,7 +207,7 @@ abstract class LockStatements {
     String holder = rs.getString(2);
     return new LockInfo(
         rs.getString(1),
-        holder == null ? "unknown (granted before schema version 2)" : holder,
+        holder == null ? "unknown" : holder,
         rs.getLong(3),
         Math.max(1, rs.getInt(4)),
         hasGrantedAt ? Instant.ofEpochMilli(grantedAt) : null,
@@ -400,7 +395,7 @@ abstract class LockStatements {
                 + "', a table next to it or "
                 + fenceObject()
                 + " is missing (or lacks a column): create them with the DDL in "
-                + String.join(" then ", schemaResources())
+                + schemaResource()
                 + " (printed in docs/jdbc.md), or let dlock create them with"
                 + " JdbcLockSettings.withCreateSchema(true) ["
                 + e.getMessage()

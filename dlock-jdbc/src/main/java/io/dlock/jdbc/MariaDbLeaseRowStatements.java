@@ -73,7 +73,7 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
 
   @Override
   String schemaResource() {
-    return "io/dlock/jdbc/schema/mariadb-v1.sql";
+    return "io/dlock/jdbc/schema/mariadb.sql";
   }
 
   @Override
@@ -99,8 +99,8 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
 
   /**
    * Also refuses tables whose names, owners or session keys have a PAD SPACE collation (such as
-   * {@code utf8mb4_bin}, which an older DDL used): under it "a" and "a " are one key, so two locks
-   * would be one. Columns of a binary type (no collation) compare exactly and pass.
+   * {@code utf8mb4_bin}): under it "a" and "a " are one key, so two locks would be one. Columns of
+   * a binary type (no collation) compare exactly and pass.
    */
   @Override
   void probe(Connection c) throws SQLException, SchemaProblem {

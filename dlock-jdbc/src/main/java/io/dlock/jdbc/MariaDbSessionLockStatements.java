@@ -40,7 +40,7 @@ final class MariaDbSessionLockStatements extends MySqlSessionLockStatements {
 
   /**
    * {@code <table>:<name>} when that fits in 64 characters (MariaDB compares lock names exactly),
-   * else the hashed key; as before the MySQL dialect, so that clients of either version agree.
+   * else the hashed key.
    */
   @Override
   String key(String name) {

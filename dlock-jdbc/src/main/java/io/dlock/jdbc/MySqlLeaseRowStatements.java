@@ -147,7 +147,7 @@ class MySqlLeaseRowStatements extends LockStatements {
 
   @Override
   String schemaResource() {
-    return "io/dlock/jdbc/schema/mysql-v1.sql";
+    return "io/dlock/jdbc/schema/mysql.sql";
   }
 
   @Override

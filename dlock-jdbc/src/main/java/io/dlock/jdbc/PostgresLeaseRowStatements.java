@@ -126,16 +126,7 @@ final class PostgresLeaseRowStatements extends LockStatements {
 
   @Override
   String schemaResource() {
-    return "io/dlock/jdbc/schema/postgresql-v1.sql";
-  }
-
-  @Override
-  List<String> schemaResources() {
-    // Version 3: the lease row's waiters flag.
-    return List.of(
-        schemaResource(),
-        "io/dlock/jdbc/schema/postgresql-v2.sql",
-        "io/dlock/jdbc/schema/postgresql-v3.sql");
+    return "io/dlock/jdbc/schema/postgresql.sql";
   }
 
   @Override

@@ -65,7 +65,8 @@ class MariaDbPaddingTest {
               + " (name VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,"
               + " owner VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,"
               + " holds INT NOT NULL, token BIGINT NOT NULL, expires_at BIGINT NOT NULL,"
-              + " holder VARCHAR(200) CHARACTER SET utf8mb4, granted_at BIGINT) ENGINE = InnoDB");
+              + " holder VARCHAR(200) CHARACTER SET utf8mb4, granted_at BIGINT, grant_nonce BIGINT)"
+              + " ENGINE = InnoDB");
       try {
         assertThatThrownBy(
                 () ->

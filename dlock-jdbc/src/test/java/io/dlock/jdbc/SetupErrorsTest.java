@@ -24,7 +24,7 @@ class SetupErrorsTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("'no_such_locks'")
         .hasMessageContaining("is missing")
-        .hasMessageContaining("io/dlock/jdbc/schema/h2-v1.sql")
+        .hasMessageContaining("io/dlock/jdbc/schema/h2.sql")
         .hasMessageContaining("withCreateSchema(true)");
   }
 

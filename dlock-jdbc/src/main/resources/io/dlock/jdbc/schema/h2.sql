@@ -1,10 +1,19 @@
--- dlock-jdbc schema, version 2, H2 2.x. Run after version 1; safe to run again.
+-- dlock-jdbc schema, H2 2.x. Every statement is IF NOT EXISTS: safe to run again.
 -- ${table} is the configured table name (default dlock_locks).
--- Lease rows record who took the lock and when, for inspection.
-ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS holder VARCHAR(200);
-ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS granted_at BIGINT;
+-- Fencing tokens come from the sequence: it never goes backwards, even when lock rows are deleted.
+CREATE SEQUENCE IF NOT EXISTS ${table}_fence;
+-- Lease rows. Times are milliseconds since the epoch by the database's clock, never a client's.
+CREATE TABLE IF NOT EXISTS ${table} (
+  name       VARCHAR(256) NOT NULL PRIMARY KEY,
+  owner      VARCHAR(160) NOT NULL,
+  holds      INTEGER      NOT NULL,
+  token      BIGINT       NOT NULL,
+  expires_at BIGINT       NOT NULL,
+  -- Who took the lock and when, for inspection.
+  holder     VARCHAR(200),
+  granted_at BIGINT
+);
 -- Row mode (H2 has no session locks): one row per name written at each grant, for inspection.
--- granted_at and expires_at are milliseconds since the epoch by the database's clock.
 -- session_id is the holding connection: SESSION_ID().
 CREATE TABLE IF NOT EXISTS ${table}_held (
   name       VARCHAR(256) NOT NULL PRIMARY KEY,

@@ -1,8 +1,9 @@
--- dlock-jdbc schema, version 1, MySQL 8.0 and later (also runs on MariaDB).
+-- dlock-jdbc schema, MySQL 8.0 and later (also runs on MariaDB). Every statement is IF NOT EXISTS
+-- (or INSERT IGNORE): safe to run again.
 -- ${table} is the configured table name (default dlock_locks).
 -- Binary strings: lock names and owner tokens compare byte for byte (case, accents and trailing
--- spaces matter; MySQL's utf8mb4_bin would ignore trailing spaces, and MariaDB has no no-pad binary
--- collation of the same name).
+-- spaces matter; MySQL's utf8mb4_bin would ignore trailing spaces, and MySQL's and MariaDB's NO PAD
+-- binary collations have different names).
 -- Fencing tokens come from the counter rows of ${table}_fences (MySQL has no sequences): one row
 -- per slot of the lock names' CRC-32, created at its first use and never deleted, so a token never
 -- goes backwards, even when lock rows are deleted. Never delete or lower its rows. All 1,024 rows are
@@ -31,4 +32,22 @@ CREATE TABLE IF NOT EXISTS ${table} (
   -- A random number per grant: its token (0 until then) is drawn and written after the grant's
   -- commit, only into the row of the same grant.
   grant_nonce BIGINT
+) ENGINE = InnoDB;
+-- Session and row modes: one row per name, written at each grant, for inspection and to tell apart
+-- two names whose GET_LOCK keys collide (lock_key is unique; NULL in row mode).
+-- granted_at and expires_at are milliseconds since the epoch by the database's clock.
+-- session_id is the holding connection: CONNECTION_ID().
+CREATE TABLE IF NOT EXISTS ${table}_held (
+  name       VARBINARY(1024) NOT NULL PRIMARY KEY,
+  lock_key   VARBINARY(256)  UNIQUE,
+  owner      VARBINARY(640),
+  token      BIGINT          NOT NULL,
+  holder     VARCHAR(200)    CHARACTER SET utf8mb4,
+  granted_at BIGINT,
+  expires_at BIGINT,
+  session_id BIGINT
+) ENGINE = InnoDB;
+-- Row mode: the rows that are locked with SELECT ... FOR UPDATE NOWAIT while a lock is held.
+CREATE TABLE IF NOT EXISTS ${table}_rows (
+  name       VARBINARY(1024) NOT NULL PRIMARY KEY
 ) ENGINE = InnoDB;
