@@ -18,8 +18,7 @@ import java.time.Duration;
  * reported. Claims and finishes are safe to repeat: the same attempt's claim is claimed again (its
  * timeout restarted), another attempt of the same request takes it over only while {@code
  * claim_confirmed = 0}, and a finish the owner already made is answered true. The owner is kept as
- * {@code owner_token} (the request) and {@code claim_attempt}; rows made before attempts (NULL in
- * both new columns) count as confirmed claims without an attempt.
+ * {@code owner_token} (the request) and {@code claim_attempt}.
  */
 final class JdbcDedupStore implements DedupStore {
   /** Rounds of insert, take-over and read before giving up on a record that keeps changing. */

@@ -56,8 +56,7 @@ public final class JdbcIdempotency {
   }
 
   /**
-   * Creates both tables if they do not exist, and adds the columns that tables made by older
-   * versions lack. Safe to call from several processes at once.
+   * Creates both tables if they do not exist. Safe to call from several processes at once.
    *
    * @throws IdempotencyStoreException if the database refused
    */
@@ -70,7 +69,7 @@ public final class JdbcIdempotency {
         });
   }
 
-  /** Creates the tables if they do not exist, and adds the columns that older versions lacked. */
+  /** Creates the tables if they do not exist. */
   private void createTables(Connection c, SqlDialect d) throws SQLException {
     for (String ddl : ddl(d)) {
       try (Statement s = c.createStatement()) {
@@ -81,49 +80,6 @@ public final class JdbcIdempotency {
         if (!SqlDialect.isDuplicateKey(e) && !"42P07".equals(e.getSQLState())) {
           throw e;
         }
-      }
-    }
-    for (AddedColumn column : addedColumns()) {
-      addColumnIfMissing(c, column);
-    }
-  }
-
-  /**
-   * The columns that came after the first version: consumed_by (the request that consumed a token)
-   * with repeat-safe consumes; claim_attempt and claim_confirmed (the attempt that made a dedup
-   * claim, and whether it was told) with retries of a claim while its first attempt runs. Nullable,
-   * so that existing rows stay valid.
-   */
-  private List<AddedColumn> addedColumns() {
-    return List.of(
-        new AddedColumn(settings.tokensTable(), "consumed_by", "VARCHAR(64)"),
-        new AddedColumn(settings.dedupTable(), "claim_attempt", "VARCHAR(64)"),
-        new AddedColumn(settings.dedupTable(), "claim_confirmed", "SMALLINT"));
-  }
-
-  /** A column added after the first version, and the statement that adds it. */
-  private record AddedColumn(String table, String name, String type) {
-    String ddl() {
-      return "ALTER TABLE " + table + " ADD " + name + " " + type;
-    }
-  }
-
-  private static void addColumnIfMissing(Connection c, AddedColumn column) throws SQLException {
-    // Probed by a query, because ADD COLUMN IF NOT EXISTS is not in MySQL.
-    try (Statement s = c.createStatement()) {
-      s.executeQuery("SELECT " + column.name() + " FROM " + column.table() + " WHERE 1 = 0")
-          .close();
-      return;
-    } catch (SQLException e) {
-      if (!SqlDialect.isUndefinedColumn(e)) {
-        throw e;
-      }
-    }
-    try (Statement s = c.createStatement()) {
-      s.execute(column.ddl());
-    } catch (SQLException e) {
-      if (!SqlDialect.isDuplicateColumn(e)) { // another process added it meanwhile
-        throw e;
       }
     }
   }
@@ -212,17 +168,13 @@ public final class JdbcIdempotency {
     }
   }
 
-  /** What to do about tables made by an older version: the statements that add each column. */
+  /** What to do about a table of the wrong shape (made by hand, another tool or a typo). */
   private String missingColumnsHint() {
-    StringBuilder hint =
-        new StringBuilder(
-            " (tables made by an older version lack columns: call createSchema(), or");
-    String separator = " ";
-    for (AddedColumn column : addedColumns()) {
-      hint.append(separator).append(column.ddl());
-      separator = "; ";
-    }
-    return hint.append(')').toString();
+    return " (a table lacks a column: create the tables with createSchema() or"
+        + " JdbcIdempotencySettings.withCreateSchema(true), or with the DDL in docs/idempotency.md,"
+        + " under the prefix '"
+        + settings.tablePrefix()
+        + "')";
   }
 
   PreparedStatement prepare(Connection c, String sql) throws SQLException {

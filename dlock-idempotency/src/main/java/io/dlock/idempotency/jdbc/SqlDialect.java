@@ -65,16 +65,6 @@ enum SqlDialect {
   }
 
   /**
-   * Whether {@code e} reports a column added twice: SQLState 42701 (PostgreSQL), 42S21 (MySQL,
-   * MariaDB, H2), MySQL error 1060.
-   */
-  static boolean isDuplicateColumn(SQLException e) {
-    return "42701".equals(e.getSQLState())
-        || "42S21".equals(e.getSQLState())
-        || e.getErrorCode() == 1060;
-  }
-
-  /**
    * Whether {@code e} is a transient conflict worth repeating the statement for: a deadlock or
    * serialization failure (SQLState class 40, MySQL error 1213).
    */
