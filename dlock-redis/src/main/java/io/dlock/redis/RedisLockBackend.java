@@ -70,7 +70,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    * At most this many leases per renewal script: one script runs alone on its server, so an
    * unbounded batch would hold up every other client of it for as long as the batch takes.
    */
-  static final int RENEWAL_CHUNK = 100;
+  static final int RENEWAL_CHUNK = 50;
 
   /** Script calls whose answer is still awaited: a silent server's calls must not pile up here. */
   private final java.util.concurrent.atomic.AtomicInteger callsInFlight =

@@ -3,9 +3,11 @@ package io.dlock.redis;
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockClients;
 import io.dlock.MonotonicClock;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -80,7 +82,7 @@ final class RedlockMaster {
           RedisLockBackend.connect(
               RedisLockSettings.of(uri)
                   .withKeyPrefix(settings.keyPrefix())
-                  .withCommandTimeout(settings.nodeTimeout().multipliedBy(4).plusMillis(100)));
+                  .withCommandTimeout(commandTimeout(settings)));
       if (closed || !backend.compareAndSet(null, connected)) {
         connected.close();
       } else {
@@ -91,6 +93,16 @@ final class RedlockMaster {
       log.warn("Redis master {} unreachable: {}", redactedUri(), e.getMessage());
       return false;
     }
+  }
+
+  /**
+   * Lettuce's bound for a master's commands (and its connect timeout): past every bound the backend
+   * sets itself, so that Lettuce never cuts a call short first. At least 1 s, the longest bound of
+   * a renewal batch ({@link RedlockLockBackend#renew}).
+   */
+  static Duration commandTimeout(RedlockSettings settings) {
+    Duration scaled = settings.nodeTimeout().multipliedBy(4).plusMillis(100);
+    return scaled.compareTo(Duration.ofSeconds(1)) > 0 ? scaled : Duration.ofSeconds(1);
   }
 
   /**
@@ -107,18 +119,53 @@ final class RedlockMaster {
    * ({@link RedisLockBackend}): a silent master's calls do not pile up on its connection.
    */
   <T> CompletableFuture<T> call(
-      Function<RedisLockBackend, CompletableFuture<T>> call, java.time.Duration timeout) {
+      Function<RedisLockBackend, CompletableFuture<T>> call, Duration timeout) {
     RedisLockBackend node = backend.get();
     if (node == null) {
       connectInBackground();
       return CompletableFuture.failedFuture(
           new BackendUnavailableException("Redis master " + redactedUri() + " is not connected"));
     }
+    CompletableFuture<T> answer;
     try {
-      return call.apply(node).orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      answer = call.apply(node);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+    return bounded(answer, timeout);
+  }
+
+  /**
+   * {@code answer}, or a {@link TimeoutException} after {@code timeout}. On the timeout, {@code
+   * answer} itself is completed first, which cancels its commands ({@link RedisLockBackend}), and
+   * only then the returned future: whoever waits for it sees the calls already cancelled.
+   */
+  private static <T> CompletableFuture<T> bounded(CompletableFuture<T> answer, Duration timeout) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    AtomicBoolean timedOut = new AtomicBoolean();
+    CompletableFuture<Void> timer =
+        new CompletableFuture<Void>().orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    answer.whenComplete(
+        (value, error) -> {
+          timer.complete(null); // cancels the timer's task
+          if (timedOut.get()) {
+            return;
+          } else if (error != null) {
+            result.completeExceptionally(error);
+          } else {
+            result.complete(value);
+          }
+        });
+    timer.whenComplete(
+        (none, error) -> {
+          if (error != null) {
+            timedOut.set(true);
+            TimeoutException late = new TimeoutException("no answer within " + timeout);
+            answer.completeExceptionally(late);
+            result.completeExceptionally(late);
+          }
+        });
+    return result;
   }
 
   /** The connected master, if any: for tests. */
