@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * A Lua script kept as a class-path resource, called by its SHA-1 ({@code EVALSHA}) with keys and
  * values always passed as {@code KEYS} and {@code ARGV}, never spliced into the source. If the
  * server lost its script cache (restart, failover, {@code SCRIPT FLUSH}), the {@code NOSCRIPT}
- * answer makes the call send the script again ({@code SCRIPT LOAD}) and repeat itself once.
+ * answer makes the call repeat itself once with the script's source ({@code EVAL}), which the
+ * server then caches.
  *
  * <p>A building block for dlock modules, not part of the lock API (see {@linkplain
  * io.dlock.redis.script the package}). Immutable and thread-safe; one instance serves any number of
@@ -113,15 +114,14 @@ public final class RedisScript {
   /**
    * Runs the script and waits for its answer. Lettuce's failures are thrown as they are ({@link
    * io.lettuce.core.RedisException} and its subclasses); a {@code NOSCRIPT} answer is not one of
-   * them, unless it comes again after the script was loaded.
+   * them: the call is repeated with the source, as in {@link #callAsync}.
    */
   public <T> T call(
       RedisScriptingCommands<String, String> commands, String[] keys, String... args) {
     try {
       return commands.evalsha(sha, outputType, keys, args);
     } catch (RedisNoScriptException e) {
-      commands.scriptLoad(source);
-      return commands.evalsha(sha, outputType, keys, args);
+      return commands.eval(source, outputType, keys, args);
     }
   }
 
@@ -132,8 +132,9 @@ public final class RedisScript {
 
   /**
    * Runs the script without waiting. The future fails with the failure of the first call, unwrapped
-   * ({@link Failures#unwrap}), unless that was {@code NOSCRIPT}: then with the failure of the load
-   * or of the repeated call, as Lettuce reports it.
+   * ({@link Failures#unwrap}), unless that was {@code NOSCRIPT}: then with the failure of the
+   * repeated call ({@code EVAL} of the source, routed by the key as the first call was), as Lettuce
+   * reports it.
    *
    * <p>Completing the returned future from outside (a caller's timeout, a cancellation) cancels the
    * command still in flight: a command not yet written is then never sent, and one on the wire no
@@ -157,27 +158,19 @@ public final class RedisScript {
             result.completeExceptionally(cause);
             return;
           }
-          RedisFuture<String> load = commands.scriptLoad(source);
-          inFlight.set(load);
-          load.whenComplete(
-              (loaded, loadError) -> {
-                if (loadError != null) {
-                  result.completeExceptionally(loadError);
-                  return;
+          // The source itself, not SCRIPT LOAD and the digest again: one round trip, and routed
+          // by the key like the call. On a Cluster connection Lettuce sends SCRIPT LOAD to every
+          // node, which fails while any node is down, failing calls to the healthy ones (issue
+          // 29). The server caches a script it ran, so the next call by digest finds it.
+          RedisFuture<T> again = commands.eval(source, outputType, keys, args);
+          inFlight.set(again);
+          again.whenComplete(
+              (v, e) -> {
+                if (e != null) {
+                  result.completeExceptionally(e);
+                } else {
+                  result.complete(v);
                 }
-                if (result.isDone()) {
-                  return;
-                }
-                RedisFuture<T> again = commands.evalsha(sha, outputType, keys, args);
-                inFlight.set(again);
-                again.whenComplete(
-                    (v, e) -> {
-                      if (e != null) {
-                        result.completeExceptionally(e);
-                      } else {
-                        result.complete(v);
-                      }
-                    });
               });
         });
     return cancellingOnEarlyCompletion(result, inFlight);
