@@ -21,7 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * (the caller records its {@code GRANT}). When it returns true the client must give back whatever
  * the server granted: {@link AsyncCancelCriterion} judges that nothing stays held.
  *
- * <p>The negative control ({@code leakLateGrants}) drops a lease whose future completed before the
+ * <p>The negative control ({@code leakOn} a lock) drops a lease whose future completed before the
  * cancel, without releasing it: the client keeps renewing a lease nobody holds.
  */
 final class AsyncAcquirer {
@@ -30,18 +30,30 @@ final class AsyncAcquirer {
 
   private final EventLog history;
   private final boolean leakLateGrants;
+  private final String leakOn;
   private final int holdMaxMillis;
   private long count;
   private String lastId = "";
 
-  AsyncAcquirer(EventLog history, boolean leakLateGrants, int holdMaxMillis) {
+  /**
+   * @param leakOn the lock whose late grants the negative control drops, or null: the real workload
+   */
+  AsyncAcquirer(EventLog history, String leakOn, int holdMaxMillis) {
     this.history = history;
-    this.leakLateGrants = leakLateGrants;
+    this.leakOn = leakOn;
+    this.leakLateGrants = leakOn != null;
     this.holdMaxMillis = holdMaxMillis;
   }
 
-  /** Whether the next acquisition goes through {@code acquireAsync}. */
-  boolean chooses() {
+  /**
+   * Whether the next acquisition, of {@code lock}, goes through {@code acquireAsync}: a quarter of
+   * them. The negative control makes every acquisition of one lock so, and none of the others,
+   * which go on granting: a run that granted next to nothing would prove nothing.
+   */
+  boolean chooses(String lock) {
+    if (leakOn != null) {
+      return lock.equals(leakOn);
+    }
     return ThreadLocalRandom.current().nextInt(100) < PERCENT;
   }
 
@@ -62,7 +74,9 @@ final class AsyncAcquirer {
     String id = "a" + ++count;
     lastId = id;
     history.append(Event.Kind.ACQUIRING, name, 0, "async " + id);
-    CompletableFuture<Lease> future = lock.acquireAsync(wait);
+    // The negative control makes one attempt: once a dropped lease holds its lock, the worker
+    // goes on with the other lock instead of waiting on this one.
+    CompletableFuture<Lease> future = lock.acquireAsync(leakLateGrants ? Duration.ZERO : wait);
     future.whenComplete(
         (lease, failure) ->
             history.append(
@@ -72,6 +86,11 @@ final class AsyncAcquirer {
                 id + " " + outcome(lease, failure)));
     long delay = cancelDelayMillis();
     try {
+      if (leakLateGrants) {
+        // The negative control cancels once the future ended, so that cancel returns false.
+        future.handle((lease, failure) -> null).get();
+        delay = 0;
+      }
       if (delay >= 0) {
         Thread.sleep(delay); // the caller's own timer: the moment it gives up on the lock
         boolean cancelled = future.cancel(true);

@@ -39,6 +39,9 @@ final class RunHistory {
   /** Clients closed under a hold ({@code CLOSE_BEGIN}), by the lock held. */
   final Map<String, List<Long>> closesByLock = new HashMap<>();
 
+  /** The same closes, by the worker whose client closed. */
+  final Map<String, List<Long>> closesBySource = new HashMap<>();
+
   /**
    * Backend restarts and members cut off from the others: {begin, end plus two leases}, while
    * clients may legitimately lose grants and wait.
@@ -126,8 +129,10 @@ final class RunHistory {
           // A member cut off from the others is, to its clients, a server fault as a restart is:
           // the ensemble elects, sessions move, and grants may wait for it.
         case RESTART_BEGIN, MEMBER_CUT_BEGIN -> restartBegin = e.nanos();
-        case CLOSE_BEGIN ->
-            closesByLock.computeIfAbsent(e.lock(), k -> new ArrayList<>()).add(e.nanos());
+        case CLOSE_BEGIN -> {
+          closesByLock.computeIfAbsent(e.lock(), k -> new ArrayList<>()).add(e.nanos());
+          closesBySource.computeIfAbsent(e.source(), k -> new ArrayList<>()).add(e.nanos());
+        }
         case RESTART_END, MEMBER_CUT_END ->
             restartWindows.add(
                 new long[] {restartBegin, e.nanos() + settings.lease().toNanos() * 2});

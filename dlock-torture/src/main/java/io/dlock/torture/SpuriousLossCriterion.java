@@ -7,8 +7,9 @@ import java.util.Map;
 /**
  * No loss signal without a cause. A loss is explained by a fault on its holder (killed, cut off, or
  * paused past the lease) since a lease before the hold began, by a forced release of its grant, or
- * by a backend restart (or member cut) during the hold. With shared owner ids, a fault on a worker
- * of the same owner id explains it too: the grant may live in that worker's session (ZooKeeper).
+ * by a backend restart (or member cut) during the hold, or by the close of its own client under it.
+ * With shared owner ids, a fault on a worker of the same owner id explains it too: the grant may
+ * live in that worker's session (ZooKeeper).
  */
 final class SpuriousLossCriterion implements Criterion {
   final int losses;
@@ -36,6 +37,9 @@ final class SpuriousLossCriterion implements Criterion {
                               && f.nanos() <= h.lostAt
                               && f.nanos() >= h.start - settings.lease().toNanos())
               || run.forcedHolds.contains(h)
+              // Its own client closed under it (client-close): told CLIENT_CLOSED, released.
+              || run.closesBySource.getOrDefault(h.source, List.of()).stream()
+                  .anyMatch(t -> h.start <= t && t <= h.lostAt)
               || run.restartWindows.stream().anyMatch(w -> h.start <= w[1] && h.lostAt >= w[0]);
       if (!explainedLoss) {
         spurious++;

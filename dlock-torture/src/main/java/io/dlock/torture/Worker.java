@@ -17,8 +17,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -91,7 +93,9 @@ public final class Worker {
     }
     String grantDetail = ownerId == null ? "" : "owner " + ownerId + " ";
     Supplier<LockClient> connect = () -> LockClients.connect(a.get("uri"), props, options);
-    AsyncAcquirer async = new AsyncAcquirer(history, "leak".equals(a.get("async-cancel")), holdMax);
+    AsyncAcquirer async =
+        new AsyncAcquirer(
+            history, "leak".equals(a.get("async-cancel")) ? locks.get(0) : null, holdMax);
     long holds = 0;
     LockClient client = connect.get();
     try (RegisterClient registers = new RegisterClient(Integer.parseInt(a.get("registers")), id)) {
@@ -110,7 +114,7 @@ public final class Worker {
       while (!Thread.currentThread().isInterrupted()) {
         String name = locks.get(ThreadLocalRandom.current().nextInt(locks.size()));
         Lease held;
-        boolean viaAsync = async.chooses();
+        boolean viaAsync = async.chooses(name);
         try {
           if (viaAsync) {
             held = async.acquire(client.lock(name, lockOptions), wait);
@@ -208,13 +212,24 @@ public final class Worker {
   /**
    * At the worker's end, every hold of its own released: whatever the client still lists is held by
    * nobody's account (a grant of a cancelled acquisition not given back, a lease dropped). An undo
-   * may still be on its way: it gets one operation timeout.
+   * may still be on its way: it gets one operation timeout, unless the client renews the lease
+   * meanwhile (its remaining time grows), which no undo does: that is proof enough.
    */
   private static void recordWhatIsStillHeld(LockClient client, EventLog history) {
     Thread.interrupted(); // the run's end interrupted this thread; the check below waits
     long deadline = System.nanoTime() + OPERATION_TIMEOUT.toNanos();
+    Map<String, Duration> remaining = new HashMap<>();
+    Set<String> renewed = new HashSet<>();
     List<HeldLeaseInfo> left = client.heldLeases();
-    while (!left.isEmpty() && System.nanoTime() < deadline) {
+    while (!renewed.containsAll(left.stream().map(Worker::leaseKey).toList())
+        && System.nanoTime() < deadline) {
+      for (HeldLeaseInfo info : left) {
+        String key = leaseKey(info);
+        Duration before = remaining.put(key, info.remaining());
+        if (before != null && info.remaining().compareTo(before) > 0) {
+          renewed.add(key);
+        }
+      }
       try {
         Thread.sleep(20); // polling the client's own list: it offers no wait for an empty list
       } catch (InterruptedException e) {
@@ -227,8 +242,16 @@ public final class Worker {
           Event.Kind.HELD_AT_END,
           info.lockName(),
           info.fencingToken(),
-          "state " + info.state() + ", held since " + info.heldSince());
+          (renewed.contains(leaseKey(info)) ? "renewed, " : "")
+              + "state "
+              + info.state()
+              + ", held since "
+              + info.heldSince());
     }
+  }
+
+  private static String leaseKey(HeldLeaseInfo info) {
+    return info.lockName() + " " + info.fencingToken();
   }
 
   /**
