@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -83,18 +84,31 @@ final class ZooKeeperSession {
   private final java.util.concurrent.atomic.AtomicBoolean started =
       new java.util.concurrent.atomic.AtomicBoolean();
 
+  /**
+   * Applies one connection change at a time, and start()'s own look at the connection before any: a
+   * LOST delivered while start() looked could otherwise be applied first, and start() then opened
+   * the gate for a session already lost, before its RECONNECTED was applied.
+   */
+  private final ReentrantLock stateChanges = new ReentrantLock();
+
   /** Starts listening to the connection; called once the backend's parts are all wired. */
   void start() {
     if (!started.compareAndSet(false, true)) {
       throw new IllegalStateException("the ZooKeeper session handling was started already");
     }
-    sessionId = nodes.currentSessionId();
-    client.getConnectionStateListenable().addListener(connectionListener);
-    // After the listener is added: a client that connects after this check reports CONNECTED to
-    // the listener, which opens the gate; one connected before it is seen connected here.
-    if (client.getZookeeperClient().isConnected()) {
+    stateChanges.lock();
+    try {
       sessionId = nodes.currentSessionId();
-      gate.open();
+      client.getConnectionStateListenable().addListener(connectionListener);
+      // After the listener is added: a client that connects after this check reports CONNECTED
+      // to the listener, which opens the gate; one connected before it is seen connected here.
+      // Changes reported meanwhile wait for this look and are applied after it, in order.
+      if (client.getZookeeperClient().isConnected()) {
+        sessionId = nodes.currentSessionId();
+        gate.open();
+      }
+    } finally {
+      stateChanges.unlock();
     }
   }
 
@@ -119,6 +133,15 @@ final class ZooKeeperSession {
    * change at a chosen moment of a call.
    */
   void onConnectionState(CuratorFramework c, ConnectionState state) {
+    stateChanges.lock();
+    try {
+      applyConnectionState(state);
+    } finally {
+      stateChanges.unlock();
+    }
+  }
+
+  private void applyConnectionState(ConnectionState state) {
     BackendEvents sink = events;
     switch (state) {
       case CONNECTED:
