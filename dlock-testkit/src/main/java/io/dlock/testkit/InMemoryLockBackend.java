@@ -163,8 +163,10 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
           gone.add(held);
         } else {
           long renewed = serverClock.nanoTime() + held.lease().toNanos();
-          if (e.holds > 1 && e.expiresAt - renewed > 0) {
-            renewed = e.expiresAt; // a shared hold is never shortened
+          if (held.owner().ownerId() != null && e.expiresAt - renewed > 0) {
+            // An owner id's lock is never shortened by a renewal, whatever its hold count: a
+            // renewal answered after its own hold's release meets another client's hold.
+            renewed = e.expiresAt;
           }
           locks.put(held.lockName(), new Entry(e.owner, e.holds, e.token, renewed, e.holder));
         }
