@@ -83,8 +83,6 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
           "acl",
           "username",
           "password",
-          ZooKeeperLockSettings.RENAMED_USER,
-          ZooKeeperLockSettings.RENAMED_PASSWORD,
           "followEnsembleChanges",
           "ownerIdsSharedAcrossClients"
         }) {

@@ -92,10 +92,6 @@ public final class ZooKeeperLockSettings {
   }
 
   /** Keys of earlier versions, refused with their new spelling rather than ignored. */
-  static final String RENAMED_USER = "digest.user";
-
-  static final String RENAMED_PASSWORD = "digest.password";
-
   /**
    * Reads settings from properties, so that credentials live in configuration, not in code. Keys,
    * after {@code prefix}: {@code connectString} (required), {@code rootPath}, {@code
@@ -138,17 +134,6 @@ public final class ZooKeeperLockSettings {
     Boolean share = flag(properties, prefix + "ownerIdsSharedAcrossClients");
     if (share != null) {
       settings = settings.withOwnerIdsSharedAcrossClients(share);
-    }
-    for (String renamed : new String[] {RENAMED_USER, RENAMED_PASSWORD}) {
-      if (properties.getProperty(prefix + renamed) != null) {
-        throw new IllegalArgumentException(
-            prefix
-                + renamed
-                + " is spelled "
-                + prefix
-                + (renamed.equals(RENAMED_USER) ? "username" : "password")
-                + " now, as on every backend");
-      }
     }
     String user = properties.getProperty(prefix + "username");
     String password = properties.getProperty(prefix + "password");

@@ -97,12 +97,6 @@ class ZooKeeperBackendProviderTest {
             () -> ZooKeeperBackendProvider.settings("zk://zk1:2181", Map.of("acl", "digest")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("acl=digest needs username and password");
-    assertThatThrownBy(
-            () ->
-                ZooKeeperBackendProvider.settings(
-                    "zk://zk1:2181", Map.of("digest.user", "app", "password", "s3cret")))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("digest.user is spelled username now");
     // Through LockClients, so that the provider is found by the ServiceLoader.
     assertThatThrownBy(
             () -> LockClients.connect("zk://zk1:0/x", Map.of(), LockClientOptions.defaults()))
