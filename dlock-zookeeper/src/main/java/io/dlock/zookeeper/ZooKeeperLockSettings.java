@@ -91,7 +91,6 @@ public final class ZooKeeperLockSettings {
         false);
   }
 
-  /** Keys of earlier versions, refused with their new spelling rather than ignored. */
   /**
    * Reads settings from properties, so that credentials live in configuration, not in code. Keys,
    * after {@code prefix}: {@code connectString} (required), {@code rootPath}, {@code
