@@ -36,19 +36,27 @@ final class RedisConnections {
   private static final org.slf4j.Logger log =
       org.slf4j.LoggerFactory.getLogger(RedisConnections.class);
 
-  /** How long {@link #close} waits for the connections and the client to close. */
-  private static final Duration CLOSE_BOUND = Duration.ofSeconds(5);
+  /** How {@link #close} ended. */
+  enum Closed {
+    /** Connections closed and the client shut down (its own threads ended) within the bound. */
+    CLOSED,
+    /**
+     * Not done within the bound: the connections are closed and the client's shutdown goes on in
+     * the background, bounded by Lettuce's own 2 s timeout for its event loops.
+     */
+    STILL_CLOSING
+  }
 
   final RedisClusterAsyncCommands<String, String> commands;
   final StatefulRedisPubSubConnection<String, String> signals;
   final boolean cluster;
-  private final Runnable closer;
+  private final java.util.function.Function<Duration, Closed> closer;
 
   private RedisConnections(
       RedisClusterAsyncCommands<String, String> commands,
       StatefulRedisPubSubConnection<String, String> signals,
       boolean cluster,
-      Runnable closer) {
+      java.util.function.Function<Duration, Closed> closer) {
     this.commands = commands;
     this.signals = signals;
     this.cluster = cluster;
@@ -156,7 +164,7 @@ final class RedisConnections {
           opened.commands(),
           opened.signals(),
           cluster,
-          () -> closeWithin(CLOSE_BOUND, opened, client));
+          bound -> closeWithin(bound, opened, client));
     } catch (RuntimeException e) {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
       throw unreachable(settings, e);
@@ -192,17 +200,23 @@ final class RedisConnections {
         "Cannot connect to Redis at " + settings.redactedUri() + ": " + Failures.describe(e), e);
   }
 
-  void close() {
-    closer.run();
+  /** Closes the connections and the client, waiting at most {@code bound}. */
+  Closed close(Duration bound) {
+    return closer.apply(bound);
   }
 
   /**
    * Closes the connections, then the client, waiting at most {@code bound}. Lettuce's own {@code
    * close()} and {@code shutdown()} wait without bound and without heeding interrupts: a cluster
-   * connection's close was seen to wait forever in CI (after a test stopped a node), which hung the
-   * client's {@code close()} and with it the whole test run.
+   * connection's close was seen to wait forever in CI after a test stopped a node. A Cluster client
+   * first stops refreshing its topology: a refresh under way (adaptive refreshes start when a
+   * stopped node's connection keeps failing to reconnect) connects to every node, the stopped one
+   * included, and Lettuce does not cancel it at shutdown (lettuce#2904).
    */
-  private static void closeWithin(Duration bound, Opened opened, AbstractRedisClient client) {
+  private static Closed closeWithin(Duration bound, Opened opened, AbstractRedisClient client) {
+    if (client instanceof RedisClusterClient clusterClient) {
+      clusterClient.suspendTopologyRefresh();
+    }
     CompletableFuture<?> closed =
         CompletableFuture.allOf(
                 opened.signals().closeAsync().exceptionally(e -> null),
@@ -210,15 +224,18 @@ final class RedisConnections {
             .thenCompose(v -> client.shutdownAsync(0, 2, TimeUnit.SECONDS));
     try {
       closed.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+      return Closed.CLOSED;
     } catch (TimeoutException e) {
       log.warn(
           "The Redis client did not close within {}; it is left to end in the background", bound);
       client.shutdownAsync(0, 2, TimeUnit.SECONDS);
+      return Closed.STILL_CLOSING;
     } catch (ExecutionException e) {
-      // Closing broken connections: nothing more to do.
+      return Closed.CLOSED; // closing broken connections: nothing more to do
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       client.shutdownAsync(0, 2, TimeUnit.SECONDS);
+      return Closed.STILL_CLOSING;
     }
   }
 }

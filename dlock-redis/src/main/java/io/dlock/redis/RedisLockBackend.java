@@ -66,6 +66,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   /** The client's clock, from {@link #start}; the system clock until then. */
   private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
 
+  /** The client's call bound, from {@link #start}: {@link #close} waits no longer. */
+  private volatile Duration operationTimeout = Duration.ofSeconds(5);
+
   /**
    * At most this many leases per renewal script: one script runs alone on its server, so an
    * unbounded batch would hold up every other client of it for as long as the batch takes.
@@ -144,6 +147,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   @Override
   public void start(BackendContext context) {
     clock = context.clock();
+    operationTimeout = context.operationTimeout();
   }
 
   @Override
@@ -488,10 +492,19 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
             });
   }
 
+  /** Closes within the client's operation timeout (see {@link #close(Duration)}). */
   @Override
   public void close() {
+    close(operationTimeout);
+  }
+
+  /**
+   * Closes the connections and the client, waiting at most {@code bound}, and says whether they
+   * were done by then or are still closing in the background.
+   */
+  RedisConnections.Closed close(Duration bound) {
     closed.set(true);
-    connections.close();
+    return connections.close(bound);
   }
 
   /** Script calls whose answer is still awaited (neither answered nor cancelled). */

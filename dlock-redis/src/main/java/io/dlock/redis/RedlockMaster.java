@@ -177,7 +177,7 @@ final class RedlockMaster {
     closed = true;
     RedisLockBackend node = backend.getAndSet(null);
     if (node != null) {
-      node.close();
+      node.close(commandTimeout(settings)); // one master's close never holds up the others long
     }
   }
 }

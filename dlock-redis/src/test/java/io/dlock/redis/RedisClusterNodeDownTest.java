@@ -12,7 +12,10 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -21,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * 29). One cluster for both, its third node stopped before the tests.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisClusterNodeDownTest {
   private static final RedisKeys KEYS = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
   private static RedisClusterProcess cluster;
@@ -45,28 +49,55 @@ class RedisClusterNodeDownTest {
         RedisLockSettings.of(cluster.uri()).withCommandTimeout(Duration.ofSeconds(2)));
   }
 
-  /** A lock name whose key is in the slots of the first node (slots 0 to 5460). */
-  private static String nameOnTheFirstNode() {
+  /** A lock name whose key is in the slots of node {@code node} (a third of them each). */
+  private static String nameOnNode(int node) {
     while (true) {
       String name = "down-" + UUID.randomUUID();
-      if (SlotHash.getSlot(KEYS.lock(name)) < 16384 / 3) {
+      if (SlotHash.getSlot(KEYS.lock(name)) * 3 / 16384 == node) {
         return name;
       }
     }
   }
 
+  private static java.util.concurrent.CompletableFuture<AcquireResult> acquireOnNode(
+      RedisLockBackend backend, int node) {
+    return backend.tryAcquire(
+        nameOnNode(node),
+        LockOwner.ofGrant(UUID.randomUUID().toString().replace("-", "")),
+        Duration.ofSeconds(5));
+  }
+
   @Test
+  @Order(2)
+  void theClientClosesInBoundedTimeAfterANodeStopped() throws Exception {
+    RedisLockBackend backend = connect();
+    cluster.nodes().get(2).kill(); // if the first test has not already
+    // A call to the stopped node's slots: Lettuce now reconnects to it, again and again.
+    acquireOnNode(backend, 2).handle((result, error) -> error).get(10, TimeUnit.SECONDS);
+
+    long start = System.nanoTime();
+    RedisConnections.Closed closed = backend.close(Duration.ofSeconds(2));
+    long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+    assertThat(closed).isEqualTo(RedisConnections.Closed.CLOSED);
+    assertThat(tookMillis).isLessThan(2_500);
+    assertThat(acquireOnNode(backend, 0))
+        .as("a call after close")
+        .failsWithin(Duration.ofSeconds(2));
+  }
+
+  @Test
+  @Order(1) // stops the third node, while the backend has a connection to it
   void aLiveNodeThatLostItsScriptsIsCalledWhileAnotherNodeIsDown() throws Exception {
     try (RedisLockBackend backend = connect()) {
+      // A call to the third node first: the connection to it is open (and then dropped) when it
+      // stops, as in a client that ran for a while, so the test is the same on every run.
+      acquireOnNode(backend, 2).get(5, TimeUnit.SECONDS);
       cluster.nodes().get(2).kill();
       RedisServerProcess live = cluster.nodes().get(0);
       assertThat(live.command("SCRIPT", "FLUSH")).startsWith("+OK");
 
-      AcquireResult result =
-          backend
-              .tryAcquire(
-                  nameOnTheFirstNode(), LockOwner.ofGrant("a".repeat(32)), Duration.ofSeconds(5))
-              .get(5, TimeUnit.SECONDS);
+      AcquireResult result = acquireOnNode(backend, 0).get(5, TimeUnit.SECONDS);
 
       assertThat(result).isInstanceOf(AcquireResult.Granted.class);
     }
