@@ -16,8 +16,6 @@ import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
 import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -427,9 +425,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   @Override
   public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
-    String match = keys.lock(namePattern);
-    return scan(ScanCursor.INITIAL, ScanArgs.Builder.matches(match).limit(500), new ArrayList<>())
-        .thenCompose(this::describe)
+    return RedisLockListing.list(commands, keys, namePattern)
         .handle(
             (infos, error) -> {
               if (error != null) {
@@ -437,41 +433,6 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
               }
               return infos;
             });
-  }
-
-  private CompletableFuture<List<String>> scan(
-      ScanCursor cursor, ScanArgs args, List<String> found) {
-    return commands
-        .scan(cursor, args)
-        .toCompletableFuture()
-        .thenCompose(
-            page -> {
-              found.addAll(page.getKeys());
-              return page.isFinished()
-                  ? CompletableFuture.completedFuture(found)
-                  : scan(page, args, found);
-            });
-  }
-
-  private CompletableFuture<List<LockInfo>> describe(List<String> lockKeys) {
-    List<CompletableFuture<LockInfo>> infos = new ArrayList<>();
-    for (String key : lockKeys) {
-      String name = keys.nameOfLock(key);
-      if (name == null) {
-        continue; // a fencing counter or a foreign key that happens to match
-      }
-      CompletableFuture<String> value = commands.get(key).toCompletableFuture();
-      CompletableFuture<Long> ttl = commands.pttl(key).toCompletableFuture();
-      infos.add(value.thenCombine(ttl, (v, t) -> RedisLockValue.describe(name, v, t)));
-    }
-    return CompletableFuture.allOf(infos.toArray(new CompletableFuture<?>[0]))
-        .thenApply(
-            done ->
-                infos.stream()
-                    .map(CompletableFuture::join)
-                    .filter(java.util.Objects::nonNull)
-                    .sorted(java.util.Comparator.comparing(LockInfo::name))
-                    .toList());
   }
 
   @Override

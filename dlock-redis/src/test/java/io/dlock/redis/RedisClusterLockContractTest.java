@@ -13,9 +13,17 @@ import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
-/** The contract suite against a 3-master Redis Cluster that the test forms on loopback ports. */
+/**
+ * The contract suite against a 3-master Redis Cluster that the test forms on loopback ports, and
+ * last, on the same cluster, what happens when one of its nodes stops ({@link
+ * RedisClusterNodeDown}).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisClusterLockContractTest extends LockContractTest {
   private static RedisClusterProcess cluster;
 
@@ -68,6 +76,20 @@ class RedisClusterLockContractTest extends LockContractTest {
                   .min()
                   .orElseThrow());
     }
+  }
+
+  /** Last but one: stops the cluster's third node (issue 29, NOSCRIPT with a node down). */
+  @Test
+  @Order(Integer.MAX_VALUE - 1)
+  void aLiveNodeThatLostItsScriptsIsCalledWhileAnotherNodeIsDown() throws Exception {
+    new RedisClusterNodeDown(cluster).aLiveNodeThatLostItsScriptsIsCalledWhileAnotherNodeIsDown();
+  }
+
+  /** Last: the third node stopped (issue 29, close in bounded time). */
+  @Test
+  @Order(Integer.MAX_VALUE)
+  void theClientClosesInBoundedTimeAfterANodeStopped() throws Exception {
+    new RedisClusterNodeDown(cluster).theClientClosesInBoundedTimeAfterANodeStopped();
   }
 
   @Override

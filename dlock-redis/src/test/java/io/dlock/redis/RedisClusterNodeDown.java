@@ -10,41 +10,29 @@ import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * A Redis Cluster with one of its three masters stopped: calls to the slots of the others still
  * work, even after a live node lost its script cache, and the client closes in bounded time (issue
- * 29). One cluster for both, its third node stopped before the tests.
+ * 29). Run last by {@link RedisClusterLockContractTest} on its cluster (no cluster of their own):
+ * they stop its third node.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class RedisClusterNodeDownTest {
+final class RedisClusterNodeDown {
   private static final RedisKeys KEYS = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX);
-  private static RedisClusterProcess cluster;
+  private final RedisClusterProcess cluster;
 
-  @BeforeAll
-  static void startClusterAndStopANode() {
-    cluster = RedisClusterProcess.start(3);
+  RedisClusterNodeDown(RedisClusterProcess cluster) {
+    this.cluster = cluster;
     for (RedisServerProcess node : cluster.nodes()) {
-      // The live nodes keep serving their slots when they see the stopped one fail (the helper
-      // forms the cluster with full coverage required, which would refuse every command then).
-      node.command("CONFIG", "SET", "cluster-require-full-coverage", "no");
+      if (node.isRunning()) {
+        // The live nodes keep serving their slots when they see the stopped one fail (the helper
+        // forms the cluster with full coverage required, which would refuse every command then).
+        node.command("CONFIG", "SET", "cluster-require-full-coverage", "no");
+      }
     }
   }
 
-  @AfterAll
-  static void stopCluster() {
-    cluster.close();
-  }
-
-  private static RedisLockBackend connect() {
+  private RedisLockBackend connect() {
     return RedisLockBackend.connect(
         RedisLockSettings.of(cluster.uri()).withCommandTimeout(Duration.ofSeconds(2)));
   }
@@ -67,8 +55,6 @@ class RedisClusterNodeDownTest {
         Duration.ofSeconds(5));
   }
 
-  @Test
-  @Order(2)
   void theClientClosesInBoundedTimeAfterANodeStopped() throws Exception {
     RedisLockBackend backend = connect();
     cluster.nodes().get(2).kill(); // if the first test has not already
@@ -86,8 +72,7 @@ class RedisClusterNodeDownTest {
         .failsWithin(Duration.ofSeconds(2));
   }
 
-  @Test
-  @Order(1) // stops the third node, while the backend has a connection to it
+  /** Stops the third node, while the backend has a connection to it. */
   void aLiveNodeThatLostItsScriptsIsCalledWhileAnotherNodeIsDown() throws Exception {
     try (RedisLockBackend backend = connect()) {
       // A call to the third node first: the connection to it is open (and then dropped) when it
