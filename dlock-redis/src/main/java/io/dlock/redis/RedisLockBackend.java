@@ -17,12 +17,9 @@ import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -53,6 +50,8 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   private final RedisScript forceReleaseScript;
   private final RedisScript raiseFenceScript;
   private final RedisScript undoAcquireScript;
+  private final ScriptCalls calls;
+  private final RedisRenewal renewal;
 
   /**
    * How long a script remembers a request it ran: Lettuce re-sends a command only while it waits
@@ -66,16 +65,6 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   /** The client's call bound, from {@link #start}: {@link #close} waits no longer. */
   private volatile Duration operationTimeout = Duration.ofSeconds(5);
-
-  /**
-   * At most this many leases per renewal script: one script runs alone on its server, so an
-   * unbounded batch would hold up every other client of it for as long as the batch takes.
-   */
-  static final int RENEWAL_CHUNK = 50;
-
-  /** Script calls whose answer is still awaited: a silent server's calls must not pile up here. */
-  private final java.util.concurrent.atomic.AtomicInteger callsInFlight =
-      new java.util.concurrent.atomic.AtomicInteger();
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -109,6 +98,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     this.undoAcquireScript =
         RedisScript.load(
             RedisLockBackend.class, "undo-acquire.lua", ScriptOutputType.MULTI, commands);
+    this.calls = new ScriptCalls(commands);
+    this.renewal =
+        new RedisRenewal(calls, keys, renewScript, connections.cluster, this::unavailable);
     // Every script into the server's cache now: their first calls then cost no NOSCRIPT round
     // trip (a load and a second call) each; Redlock's raise-fence call has only a node timeout.
     for (RedisScript script :
@@ -327,75 +319,10 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
             }));
   }
 
-  /**
-   * One script call per Cluster slot (a script may only touch keys of one slot) and per {@link
-   * #RENEWAL_CHUNK} leases, all in flight at once. Completing the returned future first (a caller's
-   * timeout) cancels the calls still in flight.
-   */
+  /** See {@link RedisRenewal#renew}. */
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-    Map<Integer, List<HeldLease>> bySlot = new java.util.HashMap<>();
-    for (HeldLease lease : leases) {
-      int slot = connections.cluster ? SlotHash.getSlot(keys.lock(lease.lockName())) : 0;
-      bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(lease);
-    }
-    List<CompletableFuture<Set<HeldLease>>> calls = new ArrayList<>();
-    for (List<HeldLease> group : bySlot.values()) {
-      for (int from = 0; from < group.size(); from += RENEWAL_CHUNK) {
-        calls.add(
-            renewInOneCall(group.subList(from, Math.min(group.size(), from + RENEWAL_CHUNK))));
-      }
-    }
-    CompletableFuture<Set<HeldLease>> all =
-        CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
-            .thenApply(
-                done -> {
-                  Set<HeldLease> gone = new HashSet<>();
-                  calls.forEach(call -> gone.addAll(call.join()));
-                  return gone;
-                });
-    all.whenComplete(
-        (gone, error) ->
-            calls.forEach(
-                call -> {
-                  if (!call.isDone()) {
-                    call.cancel(false);
-                  }
-                }));
-    return all;
-  }
-
-  /** The number of script calls {@link #renew} makes for {@code leases} leases on one server. */
-  static int renewalCalls(int leases) {
-    return Math.max(1, (leases + RENEWAL_CHUNK - 1) / RENEWAL_CHUNK);
-  }
-
-  private CompletableFuture<Set<HeldLease>> renewInOneCall(List<HeldLease> leases) {
-    String[] lockKeys = new String[leases.size()];
-    String[] args = new String[leases.size() * 4];
-    for (int i = 0; i < leases.size(); i++) {
-      HeldLease lease = leases.get(i);
-      lockKeys[i] = keys.lock(lease.lockName());
-      args[4 * i] = lease.owner().key();
-      args[4 * i + 1] = Long.toString(lease.fencingToken());
-      args[4 * i + 2] = leaseMillis(lease.lease());
-      // An owner id's lease only grows here (renew.lua): other clients may hold the same id.
-      args[4 * i + 3] = lease.owner().countsHolds() ? "1" : "0";
-    }
-    CompletableFuture<List<Object>> call = run(renewScript, lockKeys, args);
-    return cancelling(
-        call,
-        call.handle(
-            (reply, error) -> {
-              if (error != null) {
-                throw unavailable("renew " + leases.size() + " lease(s)", error);
-              }
-              Set<HeldLease> gone = new HashSet<>();
-              for (Object position : reply) {
-                gone.add(leases.get(((Long) position).intValue() - 1));
-              }
-              return gone;
-            }));
+    return renewal.renew(leases);
   }
 
   @Override
@@ -470,31 +397,16 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   /** Script calls whose answer is still awaited (neither answered nor cancelled). */
   int callsInFlight() {
-    return callsInFlight.get();
+    return calls.inFlight();
   }
 
-  /** Runs {@code script}, counted in {@link #callsInFlight}. */
   private <T> CompletableFuture<T> run(RedisScript script, String[] keys, String... args) {
-    callsInFlight.incrementAndGet();
-    CompletableFuture<T> call = script.callAsync(commands, keys, args);
-    call.whenComplete((value, error) -> callsInFlight.decrementAndGet());
-    return call;
+    return calls.run(script, keys, args);
   }
 
-  /**
-   * Returns {@code derived}, and cancels {@code source} (and with it the command on the wire, see
-   * {@link RedisScript#callAsync}) when {@code derived} completes first: a caller's timeout
-   * (Redlock's node timeout) completes the future it holds, never the one Lettuce completes.
-   */
   private static <T> CompletableFuture<T> cancelling(
       CompletableFuture<?> source, CompletableFuture<T> derived) {
-    derived.whenComplete(
-        (value, error) -> {
-          if (!source.isDone()) {
-            source.cancel(false);
-          }
-        });
-    return derived;
+    return ScriptCalls.cancelling(source, derived);
   }
 
   /** Whole milliseconds, rounded up: the server must never hold a lease shorter than asked. */

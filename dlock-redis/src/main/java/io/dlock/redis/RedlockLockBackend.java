@@ -305,17 +305,16 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
 
   /**
    * Renews on every master; a master's bound is the node timeout once per script call the batch
-   * takes there ({@link RedisLockBackend#renewalCalls}, {@value RedisLockBackend#RENEWAL_CHUNK}
-   * leases each), since its calls run one after another, and at most the master's command timeout
-   * ({@link RedlockMaster#commandTimeout}, at least 1 s). The node timeout keeps an acquisition's
-   * validity arithmetic right; a renewal's validity is measured from its send by the core, so a
-   * longer bound costs no safety, and one bound for the whole batch timed large batches out as a
-   * whole (issue 29).
+   * takes there ({@link RedisRenewal#renewalCalls}, {@value RedisRenewal#CHUNK} leases each), since
+   * its calls run one after another, and at most the master's command timeout ({@link
+   * RedlockMaster#commandTimeout}, at least 1 s). The node timeout keeps an acquisition's validity
+   * arithmetic right; a renewal's validity is measured from its send by the core, so a longer bound
+   * costs no safety, and one bound for the whole batch timed large batches out as a whole (issue
+   * 29).
    */
   @Override
   public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
-    Duration scaled =
-        settings.nodeTimeout().multipliedBy(RedisLockBackend.renewalCalls(leases.size()));
+    Duration scaled = settings.nodeTimeout().multipliedBy(RedisRenewal.renewalCalls(leases.size()));
     Duration cap = RedlockMaster.commandTimeout(settings);
     Duration bound = scaled.compareTo(cap) < 0 ? scaled : cap;
     return onEveryMaster(m -> m.renew(leases), bound)
