@@ -232,6 +232,7 @@ final class Acquisitions {
     boolean registering = false;
     try {
       long sentAt = clock.nanoTime();
+      long sentAtRaise = highWater.position();
       CompletableFuture<AcquireResult> answer;
       try {
         answer = backend.tryAcquire(name, owner, lockOptions.leaseTime());
@@ -244,7 +245,7 @@ final class Acquisitions {
         registering = true;
         Lease lease;
         try {
-          lease = register(key, owner, lockOptions, granted, sentAt, request);
+          lease = register(key, owner, lockOptions, granted, sentAt, sentAtRaise, request);
         } catch (StaleGrantException e) {
           if (single) {
             throw e;
@@ -348,10 +349,11 @@ final class Acquisitions {
       LockOptions lockOptions,
       AcquireResult.Granted granted,
       long sentAt,
+      long sentAtRaise,
       SessionEvents.Request request) {
     LeaseHandle handle;
     try {
-      handle = registerGrant(key, owner, lockOptions, granted, sentAt);
+      handle = registerGrant(key, owner, lockOptions, granted, sentAt, sentAtRaise);
     } catch (RuntimeException e) {
       sessionEvents.ended(request);
       throw e;
@@ -385,7 +387,8 @@ final class Acquisitions {
       LockOwner owner,
       LockOptions lockOptions,
       AcquireResult.Granted granted,
-      long sentAt) {
+      long sentAt,
+      long sentAtRaise) {
     String name = key.lockName();
     Grant fresh = new Grant(client, key, owner, granted.fencingToken(), lockOptions, sentAt);
     if (!fresh.isValid()) {
@@ -398,10 +401,10 @@ final class Acquisitions {
               + lockOptions.leaseTime()
               + " had run out; it was released");
     }
-    long newer = highWater.admit(name, granted.fencingToken());
+    long newer = highWater.admit(name, granted.fencingToken(), sentAtRaise);
     if (newer != granted.fencingToken()) {
-      // A late answer: the name was granted anew since (tokens only grow), so this grant has
-      // ended on the server, whether or not the newer grant is still in this client.
+      // A late answer: the name was granted anew after this request was sent (tokens only grow),
+      // so this grant has ended on the server, whether or not the newer grant is still here.
       client.undoGrant(name, owner, granted.fencingToken()); // owner- and token-checked: harmless
       throw new StaleGrantException(
           "The grant of lock '"

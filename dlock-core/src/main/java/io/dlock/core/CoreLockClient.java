@@ -302,6 +302,7 @@ public final class CoreLockClient implements LockClient {
   // ---- release and bookkeeping ----------------------------------------------------------------
 
   ReleaseResult releaseOnBackend(String name, LockOwner owner, long fencingToken, Duration lease) {
+    blockingCalls.enter(); // close() waits for a release in flight before it closes the backend
     try {
       return BackendCalls.await(
           backend.release(name, owner, fencingToken),
@@ -319,6 +320,8 @@ public final class CoreLockClient implements LockClient {
               + "): "
               + e.getMessage(),
           e);
+    } finally {
+      blockingCalls.exit();
     }
   }
 
@@ -448,9 +451,12 @@ public final class CoreLockClient implements LockClient {
           TimeUnit.NANOSECONDS.toMillis(operationTimeoutNanos * 2));
     }
     for (Grant grant : List.copyOf(grants.values())) {
-      grant.releaseForClose();
+      GrantClose.endHolds(grant, this);
       forget(grant);
     }
+    // Releases that holders started meanwhile (one of them may have ended a grant above): the
+    // backend must stay open for their answers.
+    blockingCalls.awaitOthers(operationTimeoutNanos * 2);
     stopThreads();
     try {
       // Steps still running end their acquisitions (a grant they get is released) before the

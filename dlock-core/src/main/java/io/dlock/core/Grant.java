@@ -65,6 +65,9 @@ final class Grant extends LeaseTerm {
 
   private boolean lossReported;
 
+  /** See {@link #startClosing}; guarded by this grant's monitor. */
+  private boolean closing;
+
   private volatile LeaseState state = LeaseState.VALID;
 
   Grant(
@@ -323,7 +326,7 @@ final class Grant extends LeaseTerm {
     synchronized (this) {
       event = lostEvent;
       if (event == null) {
-        if (state != LeaseState.RELEASED) {
+        if (state != LeaseState.RELEASED || closing) {
           if (listeners == null) {
             listeners = new ArrayList<>(1);
           }
@@ -336,58 +339,72 @@ final class Grant extends LeaseTerm {
   }
 
   /**
-   * The client closes with this grant held: releases every open hold, then tells its holders that
-   * the lease is gone, since their work may still run (asynchronous work, a thread the application
-   * did not stop). Not telling them left such work running unlocked with no word (issue 29). A
-   * release that found the lease already lost has told them itself.
+   * close() starts ending this grant's holds (see {@link GrantClose}): listeners registered from
+   * now on are kept for its report, even once a holder's own release ended the grant.
+   *
+   * @return the open holds, newest first
    */
-  void releaseForClose() {
-    LeaseHandle handle;
-    boolean toldByRelease = false;
-    String detail = "the lock client was closed while the lease was held; it was released";
-    List<Consumer<LeaseLostEvent>> toTell;
-    boolean report;
+  List<LeaseHandle> startClosing() {
     synchronized (this) {
-      toTell = listeners == null ? List.of() : List.copyOf(listeners);
-      toldByRelease = state == LeaseState.LOST || state == LeaseState.RELEASED;
-      report = handedOut && !lossReported;
-      lossReported |= report && !toldByRelease;
-    }
-    while ((handle = lastOpenHandle()) != null) {
-      try {
-        toldByRelease |= !handle.releaseForClose();
-      } catch (RuntimeException e) {
-        log.warn("Lock '{}' not released at close: {}", key.lockName(), e.getMessage());
-        detail =
-            "the lock client was closed while the lease was held; its release failed ("
-                + e.getMessage()
-                + "), so the lock stays held on the server until the lease ends";
+      closing = true;
+      Object current = openHandles;
+      if (current == null) {
+        return List.of();
       }
+      if (current instanceof LeaseHandle single) {
+        return List.of(single);
+      }
+      @SuppressWarnings("unchecked")
+      ArrayDeque<LeaseHandle> many = (ArrayDeque<LeaseHandle>) current;
+      List<LeaseHandle> newestFirst = new ArrayList<>(many.size());
+      many.descendingIterator().forEachRemaining(newestFirst::add);
+      return newestFirst;
     }
-    if (toldByRelease) {
-      return;
-    }
-    LeaseLostEvent event =
-        new LeaseLostEvent(
-            key.lockName(), fencingToken, LeaseLostEvent.Reason.CLIENT_CLOSED, detail);
+  }
+
+  /** The lost-lease listeners registered now. */
+  List<Consumer<LeaseLostEvent>> lostListeners() {
     synchronized (this) {
-      // Lost, not released, for its holders: they did not let it go, and a listener that comes
-      // later is told at once.
-      state = LeaseState.LOST;
+      return listeners == null ? List.of() : List.copyOf(listeners);
+    }
+  }
+
+  /** Whom close() tells that it ended the grant, and whether to report it to the client. */
+  record ClosedUnder(List<Consumer<LeaseLostEvent>> listeners, boolean report) {}
+
+  /**
+   * close() ended holds of this grant: it is lost to its holders, who did not let it go ({@code
+   * event}), unless it was lost already (its loss was told then). A null event: close() ended none
+   * (their holders released them first).
+   *
+   * @param untold whether a release made by close() did not tell the holders itself (false: it
+   *     found the lease lost, and told those registered then)
+   * @param early the listeners registered when close() started
+   * @return whom to tell, or null if nobody
+   */
+  @Nullable ClosedUnder endedByClose(
+      @Nullable LeaseLostEvent event, boolean untold, List<Consumer<LeaseLostEvent>> early) {
+    synchronized (this) {
+      closing = false;
+      if (event == null || state == LeaseState.LOST) {
+        return null; // markLost told its listeners and reported it
+      }
+      state = LeaseState.LOST; // and a listener that comes later is told at once
       lostEvent = event;
-    }
-    if (report || !toTell.isEmpty()) {
-      log.warn(
-          "Lease of lock '{}' (fencing token {}) ended under its holder: {}",
-          key.lockName(),
-          fencingToken,
-          detail);
-    }
-    for (Consumer<LeaseLostEvent> listener : toTell) {
-      client.dispatch(listener, event);
-    }
-    if (report) {
-      client.reportLost(event);
+      List<Consumer<LeaseLostEvent>> toTell = new ArrayList<>(untold ? early : List.of());
+      if (listeners != null) {
+        for (Consumer<LeaseLostEvent> listener : listeners) {
+          if (!toTell.contains(listener)) {
+            toTell.add(listener);
+          }
+        }
+        listeners = null;
+      }
+      boolean report = untold && handedOut && !lossReported;
+      // Reported now or never: a grant close() ended before it was handed out had no holder, and
+      // handedOut() must not report it later (its caller is told the client closed).
+      lossReported = true;
+      return new ClosedUnder(toTell, report);
     }
   }
 

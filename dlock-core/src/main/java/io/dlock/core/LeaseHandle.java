@@ -126,21 +126,27 @@ final class LeaseHandle implements Lease {
     return done;
   }
 
+  /** {@link #releaseForClose}: its holder released this hold first; close() left it alone. */
+  static final int RELEASED_BY_ITS_HOLDER = 0;
+
+  /** {@link #releaseForClose}: released by close(). */
+  static final int RELEASED_BY_CLOSE = 1;
+
+  /** {@link #releaseForClose}: close() found the lease lost (its holders were told). */
+  static final int FOUND_LOST = 2;
+
   /**
    * The client closes under this hold: releases it as {@link #release} would, but the holder finds
-   * it lost (its state, {@link #ensureValid}), since it did not let go.
+   * it lost (its state, {@link #ensureValid}), since it did not let go. No {@code released} event:
+   * the hold is reported lost instead ({@link GrantClose}), as metrics and tracing count it.
    *
-   * @return whether the release was done (false: already released, or the lease found lost)
+   * @return {@link #RELEASED_BY_ITS_HOLDER}, {@link #RELEASED_BY_CLOSE} or {@link #FOUND_LOST}
    */
-  boolean releaseForClose() {
+  int releaseForClose() {
     if (!RELEASED.compareAndSet(this, OPEN, ENDED_BY_CLOSE)) {
-      return false;
+      return RELEASED_BY_ITS_HOLDER;
     }
-    boolean done = grant.release(this);
-    if (done) {
-      grant.lockEvents().released(lockName(), fencingToken(), openedNanos);
-    }
-    return done;
+    return grant.release(this) ? RELEASED_BY_CLOSE : FOUND_LOST;
   }
 
   @Override

@@ -46,7 +46,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code dlock.hold} (timer, {@code lock}): from a hold's acquisition to its confirmed
  *       release (a hold that was lost is counted by {@code dlock.leases.lost} instead);
  *   <li>{@code dlock.leases.lost} (counter, {@code lock}, {@code reason}): grants lost while held:
- *       {@code taken_over}, {@code expired}, {@code lease_ended}, {@code session_lost};
+ *       {@code taken_over}, {@code expired}, {@code lease_ended}, {@code session_lost}, {@code
+ *       client_closed};
  *   <li>{@code dlock.renewal.failures} (counter): renewal calls that failed (the leases stay valid
  *       until their local end and renewal is retried), and {@code dlock.renewal.failed.leases}
  *       (counter): the leases those calls were to renew;
