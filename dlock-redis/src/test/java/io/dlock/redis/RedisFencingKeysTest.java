@@ -34,7 +34,12 @@ import org.junit.jupiter.api.Test;
  */
 class RedisFencingKeysTest {
   private static final int COUNTERS = RedisKeys.SLOTS;
-  private static final int NAMES = 100_000;
+  /**
+   * Three times as many names as counters: every counter is shared, and most are used (about
+   * 15,600 of 16,384). 100,000 showed no more at twice the time; halved to pay for issue 29's tests
+   * within the module's test budget.
+   */
+  private static final int NAMES = 50_000;
 
   private final String prefix = "fk-" + UUID.randomUUID() + ":";
   private RedisClient raw;
@@ -89,7 +94,7 @@ class RedisFencingKeysTest {
   }
 
   @Test
-  void aHundredThousandNamesLeaveNoMoreKeysThanTheCountersAndTheLocksHeld() throws Exception {
+  void fiftyThousandNamesLeaveNoMoreKeysThanTheCountersAndTheLocksHeld() throws Exception {
     LockOwner owner = LockOwner.ofGrant("bounded");
     Duration lease = Duration.ofMinutes(1);
     List<String> held = List.of("kept-1", "kept-2", "kept-3");
