@@ -34,10 +34,11 @@ import org.junit.jupiter.api.Test;
  */
 class RedisFencingKeysTest {
   private static final int COUNTERS = RedisKeys.SLOTS;
+
   /**
-   * Three times as many names as counters: every counter is shared, and most are used (about
-   * 15,600 of 16,384). 100,000 showed no more at twice the time; halved to pay for issue 29's tests
-   * within the module's test budget.
+   * Three times as many names as counters: every counter is shared, and most are used (about 15,600
+   * of 16,384). 100,000 showed no more at twice the time; halved to pay for issue 29's tests within
+   * the module's test budget.
    */
   private static final int NAMES = 50_000;
 
