@@ -55,7 +55,7 @@ final class GrantClose {
     LeaseLostEvent event =
         new LeaseLostEvent(
             grant.lockName(), grant.fencingToken(), LeaseLostEvent.Reason.CLIENT_CLOSED, detail);
-    Grant.ClosedUnder closed = grant.endedByClose(event, untold, early);
+    GrantLoss.ClosedUnder closed = grant.endedByClose(event, untold, early);
     if (closed == null) {
       return;
     }

@@ -119,7 +119,7 @@ final class LeaseHandle implements Lease {
           fencingToken());
       return false;
     }
-    boolean done = grant.release(this);
+    boolean done = GrantRelease.release(grant, this);
     if (done) {
       grant.lockEvents().released(lockName(), fencingToken(), openedNanos);
     }
@@ -146,13 +146,13 @@ final class LeaseHandle implements Lease {
     if (!RELEASED.compareAndSet(this, OPEN, ENDED_BY_CLOSE)) {
       return RELEASED_BY_ITS_HOLDER;
     }
-    return grant.release(this) ? RELEASED_BY_CLOSE : FOUND_LOST;
+    return GrantRelease.release(grant, this) ? RELEASED_BY_CLOSE : FOUND_LOST;
   }
 
   @Override
   public void abandon() {
     if (RELEASED.compareAndSet(this, OPEN, RELEASED_BY_HOLDER)) {
-      grant.abandon(this);
+      GrantRelease.abandon(grant, this);
       // The hold ends here for this client: listeners (metrics, tracing) hear of it as a release.
       grant.lockEvents().released(lockName(), fencingToken(), openedNanos);
     }

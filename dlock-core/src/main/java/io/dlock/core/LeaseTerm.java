@@ -9,9 +9,10 @@ import org.jspecify.annotations.Nullable;
  * only when the server has answered (or failed to answer) a request that set the lease, counted
  * from the instant the request was sent.
  *
- * <p>The superclass of {@link Grant}, not a field of it: a client may hold a hundred thousand
- * grants, and a second object each would cost its header. Its updates synchronize on the grant's
- * monitor, as the grant's own do, and never cover I/O.
+ * <p>A superclass of {@link Grant} (under {@link GrantValidity}, {@link GrantHolds} and {@link
+ * GrantLoss}), not a field of it: a client may hold a hundred thousand grants, and a second object
+ * each would cost its header. Its updates synchronize on the grant's monitor, as the grant's own
+ * do, and never cover I/O.
  */
 abstract class LeaseTerm {
   private volatile long validUntilNanos;
