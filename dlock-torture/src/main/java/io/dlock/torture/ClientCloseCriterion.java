@@ -13,9 +13,10 @@ import java.util.List;
  *   <li>every wait of the worker's threads open when the close began ends within the operation
  *       timeout (refused: the client is closed), not at its own wait's end, nor never;
  *   <li>no thread of the worker is granted anything from the close's begin until its new client;
- *   <li>another client is granted the lock within the next-grant bound (the probe waits for it):
- *       the hold is freed, and no lock is left held by nobody. The gap this begins is judged here
- *       alone ({@link RunHistory#begunByAClose}).
+ *   <li>no other client waits for the lock, from the close to its next grant to another client,
+ *       longer than the next-grant bound (the probe waits for it from the close): the hold is
+ *       freed, and no lock is left held by nobody. The gap this begins is judged here alone ({@link
+ *       RunHistory#begunByAClose}).
  * </ul>
  */
 final class ClientCloseCriterion implements Criterion {
@@ -82,27 +83,58 @@ final class ClientCloseCriterion implements Criterion {
               .filter(h -> !ofWorker(h.source, worker) && h.start > t)
               .mapToLong(h -> h.start)
               .min()
-              .orElse(Long.MAX_VALUE);
-      if (next == Long.MAX_VALUE) {
-        if (run.lastEvent() - t > nextGrantBound.toNanos()) {
-          failures.add(
-              PREFIX + "nobody else was granted " + lock + " after " + what + " was closed");
-        }
-      } else {
-        worstToNextGrant = Math.max(worstToNextGrant, next - t);
-        if (next - t > nextGrantBound.toNanos()) {
-          failures.add(
-              PREFIX
-                  + lock
-                  + " was granted to another client "
-                  + Checker.millis(next - t)
-                  + " ms after "
-                  + what
-                  + " was closed holding it, over the bound of "
-                  + nextGrantBound.toMillis()
-                  + " ms");
-        }
+              .orElse(run.lastEvent());
+      checkFreedInTime(run, worker, lock, t, next, what, nextGrantBound.toNanos());
+    }
+  }
+
+  /**
+   * From the close to the lock's next grant to another client, no other client waits for it longer
+   * than the next-grant bound (its waits counted from the close or their start, whichever is later,
+   * outside its own cuts): the closed client's hold was freed, and nothing of it left held by
+   * nobody.
+   */
+  private void checkFreedInTime(
+      RunHistory run, String worker, String lock, long t, long next, String what, long bound) {
+    long worst = 0;
+    String waiter = null;
+    for (RunHistory.Wait w : run.waits) {
+      if (!w.lock().equals(lock) || ofWorker(w.source(), worker) || w.end() <= t) {
+        continue;
       }
+      long from = Math.max(t, w.start());
+      long to = Math.min(next, w.end());
+      if (from >= to) {
+        continue;
+      }
+      long free =
+          StuckLockCriterion.longestOutside(
+              from, to, run.waiterCuts.getOrDefault(w.source(), List.of()));
+      if (free > worst) {
+        worst = free;
+        waiter = w.source();
+      }
+    }
+    if (next < run.lastEvent()) {
+      worstToNextGrant = Math.max(worstToNextGrant, next - t);
+    }
+    if (worst > bound) {
+      failures.add(
+          PREFIX
+              + lock
+              + " was held by nobody's account for "
+              + Checker.millis(worst)
+              + " ms while "
+              + waiter
+              + " waited, after "
+              + what
+              + " was closed holding it"
+              + (next < run.lastEvent()
+                  ? " (next granted to another client " + Checker.millis(next - t) + " ms after)"
+                  : " (never granted to another client again)")
+              + ", over the bound of "
+              + Checker.millis(bound)
+              + " ms");
     }
   }
 

@@ -63,6 +63,11 @@ final class ClientCloser {
     requests.release();
   }
 
+  /** The coordinator gave up waiting for the close it asked for: it is not to happen later. */
+  void withdraw() {
+    requests.drainPermits();
+  }
+
   /**
    * The critical section's work: waits {@code millis}, or less if a close is asked for meanwhile
    * (or was before). Returns whether it was: the caller then closes while it holds.
@@ -134,6 +139,10 @@ final class ClientCloser {
       interrupted = true;
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       // recorded by its handler, or not at all (a hang): the history says which
+    }
+    if (!blocking.isAlive() && async.isDone()) {
+      blockingLog.close();
+      asyncLog.close();
     }
     LockClient fresh = connect.get();
     history.append(Event.Kind.CLIENT_NEW, "-", 0, "");

@@ -287,9 +287,10 @@ public final class Worker {
   }
 
   /**
-   * Reads the coordinator's lines ({@code close}: close the client at the next hold) until the end
-   * of input, the coordinator's way of ending the run: then interrupts {@code main}, so that a
-   * waiting acquire or the work gives up at once.
+   * Reads the coordinator's lines ({@code close}: close the client at the next hold; {@code
+   * never-mind}: a close asked for and not done yet is not wanted any more) until the end of input,
+   * the coordinator's way of ending the run: then interrupts {@code main}, so that a waiting
+   * acquire or the work gives up at once.
    */
   private static void watchInput(Thread main, ClientCloser closer) {
     Thread watcher =
@@ -301,6 +302,8 @@ public final class Worker {
                 while ((line = in.readLine()) != null) {
                   if (line.equals("close")) {
                     closer.request();
+                  } else if (line.equals("never-mind")) {
+                    closer.withdraw();
                   }
                 }
               } catch (IOException e) {
