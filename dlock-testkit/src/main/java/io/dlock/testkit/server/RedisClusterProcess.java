@@ -22,7 +22,7 @@ public final class RedisClusterProcess implements AutoCloseable {
     try {
       for (int i = 0; i < masters; i++) {
         cluster.nodes.add(
-            RedisServerProcess.start(
+            RedisServerProcess.startClusterNode(
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", "2000",

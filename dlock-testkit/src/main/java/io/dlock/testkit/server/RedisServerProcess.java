@@ -263,6 +263,39 @@ public final class RedisServerProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts a Redis Cluster node on a free loopback port whose cluster bus port (the port + 10000,
+   * which Redis before 7.0 cannot move) is free too, and waits until it answers PING.
+   */
+  public static RedisServerProcess startClusterNode(String... extraArgs) {
+    RedisServerProcess server =
+        new RedisServerProcess(resolveBinary(), freeClusterPort(), List.of(extraArgs), null);
+    server.startProcess();
+    return server;
+  }
+
+  /** A port that was free a moment ago on 127.0.0.1, as was the port 10000 above it. */
+  static int freeClusterPort() {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int port = freePort();
+      if (port + 10000 <= 65535 && isFree(port + 10000)) {
+        return port;
+      }
+    }
+    throw new IllegalStateException(
+        "no free loopback port with a free cluster bus port (port + 10000) in 100 tries");
+  }
+
+  private static boolean isFree(int port) {
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.setReuseAddress(true);
+      socket.bind(new InetSocketAddress("127.0.0.1", port));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** A port that was free a moment ago on 127.0.0.1. */
   public static int freePort() {
     try (ServerSocket socket = new ServerSocket()) {
