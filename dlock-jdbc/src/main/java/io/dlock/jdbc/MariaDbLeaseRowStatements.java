@@ -97,46 +97,6 @@ final class MariaDbLeaseRowStatements extends MySqlLeaseRowStatements {
     return forceReleaseByToken(c, name); // every committed grant has its token
   }
 
-  /**
-   * Also refuses tables whose names, owners or session keys have a PAD SPACE collation (such as
-   * {@code utf8mb4_bin}): under it "a" and "a " are one key, so two locks would be one. Columns of
-   * a binary type (no collation) compare exactly and pass.
-   */
-  @Override
-  void probe(Connection c) throws SQLException, SchemaProblem {
-    super.probe(c);
-    try (PreparedStatement ps =
-        prepare(
-            c,
-            "SELECT TABLE_NAME, COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS"
-                + " WHERE TABLE_SCHEMA = DATABASE() AND LOWER(TABLE_NAME) IN (LOWER(?), LOWER(?),"
-                + " LOWER(?)) AND COLUMN_NAME IN ('name', 'owner', 'lock_key')"
-                + " AND COLLATION_NAME IS NOT NULL AND COLLATION_NAME NOT LIKE '%nopad!_bin'"
-                + " ESCAPE '!' ORDER BY TABLE_NAME, COLUMN_NAME")) {
-      ps.setString(1, table);
-      ps.setString(2, table + "_held");
-      ps.setString(3, table + "_rows");
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          throw new SchemaProblem(
-              "the column "
-                  + rs.getString(1)
-                  + "."
-                  + rs.getString(2)
-                  + " has the collation "
-                  + rs.getString(3)
-                  + ", which ignores trailing spaces (\"a\" and \"a \" would be one lock): it"
-                  + " needs utf8mb4_nopad_bin, as in "
-                  + schemaResource()
-                  + "; recreate the tables with that DDL, or ALTER their name, owner and"
-                  + " lock_key columns to COLLATE utf8mb4_nopad_bin",
-              null,
-              false);
-        }
-      }
-    }
-  }
-
   @Override
   String foreignCounter() {
     return MySqlFences.tableOf(table); // the MySQL dialect's counter rows

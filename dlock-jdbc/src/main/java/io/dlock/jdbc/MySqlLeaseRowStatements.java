@@ -130,6 +130,53 @@ class MySqlLeaseRowStatements extends LockStatements {
     return Optional.empty();
   }
 
+  /**
+   * Also refuses tables whose names, owners or session keys have a collation that does not compare
+   * them exactly: a PAD SPACE one (such as {@code utf8mb4_bin}: "a" and "a " one key, so two locks
+   * would be one), one that ignores case, or one that cannot store every character (without strict
+   * SQL modes such characters are converted, and two names become one). Columns of a binary type
+   * (no collation, as the MySQL DDL has) and {@code utf8mb4_nopad_bin} (MariaDB's DDL) or {@code
+   * utf8mb4_0900_bin} (MySQL 8's NO PAD binary collation) pass. In both dialects: the MySQL one
+   * runs on hand-made MySQL 8 tables and on MariaDB (found by review).
+   */
+  @Override
+  void probe(Connection c) throws SQLException, SchemaProblem {
+    super.probe(c);
+    try (PreparedStatement ps =
+        prepare(
+            c,
+            "SELECT TABLE_NAME, COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS"
+                + " WHERE TABLE_SCHEMA = DATABASE() AND LOWER(TABLE_NAME) IN (LOWER(?), LOWER(?),"
+                + " LOWER(?)) AND COLUMN_NAME IN ('name', 'owner', 'lock_key')"
+                + " AND COLLATION_NAME IS NOT NULL"
+                + " AND COLLATION_NAME NOT IN ('utf8mb4_nopad_bin', 'utf8mb4_0900_bin')"
+                + " ORDER BY TABLE_NAME, COLUMN_NAME")) {
+      ps.setString(1, table);
+      ps.setString(2, table + "_held");
+      ps.setString(3, table + "_rows");
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          throw new SchemaProblem(
+              "the column "
+                  + rs.getString(1)
+                  + "."
+                  + rs.getString(2)
+                  + " has the collation "
+                  + rs.getString(3)
+                  + ", which does not compare names exactly (it ignores trailing spaces or case,"
+                  + " or cannot store every character: two locks would be one): it needs a"
+                  + " binary type, utf8mb4_nopad_bin (MariaDB) or utf8mb4_0900_bin (MySQL 8), as"
+                  + " in "
+                  + schemaResource()
+                  + "; recreate the tables with that DDL, or ALTER their name, owner and"
+                  + " lock_key columns",
+              null,
+              false);
+        }
+      }
+    }
+  }
+
   @Override
   String probeColumns() {
     return super.probeColumns() + ", grant_nonce";
@@ -183,10 +230,20 @@ class MySqlLeaseRowStatements extends LockStatements {
   record Done(AcquireResult result, long newGrant) implements Attempt {}
 
   /** A grant committed with token 0 and this nonce: its token is drawn after the commit. */
-  record Undrawn(long nonce, int holds) implements Attempt {
+  /**
+   * @param madeHere whether this statement made the grant (the row's nonce is its own), rather than
+   *     re-entering another client's grant of the owner id whose token is not written yet
+   */
+  record Undrawn(long nonce, int holds, boolean madeHere) implements Attempt {
+    /**
+     * The nonce to undo by if the commit's answer is lost: only a grant made here. A re-entry
+     * carries the maker's nonce, and undoing by it after the re-entry's commit was never applied
+     * deleted the maker's grant under it (found by review); a lost re-entry is left, as MariaDB's
+     * dialect leaves it: one hold too many, which ends with the lease.
+     */
     @Override
     public long newGrant() {
-      return nonce;
+      return madeHere ? nonce : 0;
     }
   }
 
@@ -334,7 +391,7 @@ class MySqlLeaseRowStatements extends LockStatements {
     if (row.token() != 0) {
       return new Done(new AcquireResult.Granted(row.token(), row.holds()), 0);
     }
-    return new Undrawn(row.nonce(), row.holds());
+    return new Undrawn(row.nonce(), row.holds(), row.nonce() == nonce);
   }
 
   /**

@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.EnumSource;
     disabledReason = TestDatabases.NO_MARIADB)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MariaDbPaddingTest {
-  /** A table of its own, made by this build's DDL (the shared test table may be older). */
+  /** A table of its own, made by the DDL, so that the test sees exactly the collation it ships. */
   private static final String TABLE = "dlock_pad_" + Long.toHexString(System.nanoTime());
 
   @ParameterizedTest(name = "{0}")

@@ -1,0 +1,177 @@
+package io.dlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.dlock.BackendUnavailableException;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockOptions;
+import io.dlock.spi.LockOwner;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+/**
+ * Review of 45e614c (MySQL dialect). Client A of owner id "shared" has committed a new grant (token
+ * 0, nonce N) and not yet written its token. Client B of the same owner id re-enters it: its upsert
+ * raises the count to 2 and reads token 0, so its attempt is {@code Undrawn(N, 2)} and its {@code
+ * newGrant()} is A's nonce N. B's commit is lost with its connection and never applied (the server
+ * rolls the transaction back when the session dies): the count stays 1, A's hold. Meanwhile A's
+ * token write, which waited for B's row lock, goes through: A is granted. B's "undo on another
+ * connection" then runs {@code DELETE ... WHERE name = ? AND owner = ? AND grant_nonce = N AND
+ * holds = 1}: it deletes A's grant. A trusts its lease, the row is gone, a stranger is granted: two
+ * holders.
+ */
+@EnabledIf(
+    value = "io.dlock.jdbc.TestDatabases#hasMariaDb",
+    disabledReason = TestDatabases.NO_MARIADB)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LostReentryCommitUndoTest {
+  private static final LockOwner SHARED = LockOwner.ofOwnerId("shared");
+
+  @Test
+  void anUnappliedReentryOfAnUndrawnGrantNeverUndoesTheGrantOfAnotherClient() throws Exception {
+    JdbcLockSettings settings = LeaseRowRenewalTest.settings("mysql-on-mariadb", "");
+    String table = settings.table();
+    String name = "lost-reentry-" + UUID.randomUUID();
+    long nonceOfA = 0x5eed_0000_1234L;
+    long tokenOfA = 987_654_321L;
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(TestDatabases.mariaDb().orElseThrow());
+    config.setMaximumPoolSize(4);
+    try (JdbcLockBackend plain = JdbcLockBackend.connect(settings);
+        Connection admin = plain.dataSource().getConnection();
+        HikariDataSource pool = new HikariDataSource(config)) {
+      // A's grant, committed, between its commit and its token's write.
+      try (PreparedStatement ps =
+          admin.prepareStatement(
+              "INSERT INTO "
+                  + table
+                  + " (name, owner, holds, token, expires_at, holder, granted_at, grant_nonce)"
+                  + " VALUES (?, ?, 1, 0, "
+                  + MySqlDialect.NOW_MILLIS
+                  + " + 30000, 'client A', "
+                  + MySqlDialect.NOW_MILLIS
+                  + ", ?)")) {
+        ps.setString(1, name);
+        ps.setString(2, SHARED.key());
+        ps.setLong(3, nonceOfA);
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+      // A's token write (MySqlLeaseRowStatements.writeToken), which goes through once B's
+      // transaction is gone.
+      Runnable aWritesItsToken =
+          () -> {
+            try (Connection a = plain.dataSource().getConnection();
+                PreparedStatement ps =
+                    a.prepareStatement(
+                        "UPDATE "
+                            + table
+                            + " SET token = ? WHERE name = ? AND grant_nonce = ? AND token = 0"
+                            + " AND expires_at > "
+                            + MySqlDialect.NOW_MILLIS)) {
+              ps.setLong(1, tokenOfA);
+              ps.setString(2, name);
+              ps.setLong(3, nonceOfA);
+              assertThat(ps.executeUpdate()).as("A's token written: A is granted").isEqualTo(1);
+            } catch (SQLException e) {
+              throw new AssertionError(e);
+            }
+          };
+
+      AtomicBoolean armed = new AtomicBoolean(true);
+      try (LockClient clientB =
+              JdbcLocks.newClient(
+                  JdbcLockSettings.of(commitsNeverApplied(pool, armed, aWritesItsToken))
+                      .withTable(table)
+                      .withDatabase(JdbcDatabase.MYSQL),
+                  LockClientOptions.defaults());
+          LockClient stranger = JdbcLocks.newClient(settings, LockClientOptions.defaults())) {
+        assertThatThrownBy(
+                () -> clientB.lock(name, LockOptions.defaults().withOwnerId("shared")).tryAcquire())
+            .isInstanceOf(BackendUnavailableException.class);
+        assertThat(armed).as("B's commit was lost").isFalse();
+
+        assertThat(row(admin, table, name))
+            .as("A's grant (token %d, one hold) after B's unapplied re-entry was undone", tokenOfA)
+            .isEqualTo("o:shared|1|" + tokenOfA);
+        assertThat(stranger.lock(name).tryAcquire())
+            .as("A holds the lock: no stranger may be granted it")
+            .isEmpty();
+      }
+    }
+  }
+
+  private static String row(Connection c, String table, String name) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT owner, holds, token FROM " + table + " WHERE name = ?")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) + "|" + rs.getInt(2) + "|" + rs.getLong(3) : "no row";
+      }
+    }
+  }
+
+  /**
+   * Connections whose next commit (autocommit turned back on) never reaches the server: the
+   * transaction is rolled back (what the server does when the session dies before the COMMIT),
+   * {@code meanwhile} runs, and the connection fails as a dead one does (SQLState 08S01).
+   */
+  private static DataSource commitsNeverApplied(
+      DataSource pool, AtomicBoolean armed, Runnable meanwhile) {
+    return (DataSource)
+        Proxy.newProxyInstance(
+            LostReentryCommitUndoTest.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result = invoke(pool, method, args);
+              return method.getName().equals("getConnection")
+                  ? losingCommit((Connection) result, armed, meanwhile)
+                  : result;
+            });
+  }
+
+  private static Connection losingCommit(Connection real, AtomicBoolean armed, Runnable meanwhile) {
+    return (Connection)
+        Proxy.newProxyInstance(
+            LostReentryCommitUndoTest.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              boolean commit =
+                  method.getName().equals("setAutoCommit")
+                      && Boolean.TRUE.equals(args[0])
+                      && !real.getAutoCommit();
+              if (commit && armed.compareAndSet(true, false)) {
+                real.rollback();
+                meanwhile.run();
+                real.abort(Runnable::run); // the pool drops it
+                throw new SQLNonTransientConnectionException(
+                    "the connection died before the commit reached the server (test)", "08S01");
+              }
+              return invoke(real, method, args);
+            });
+  }
+
+  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
+      throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+}
