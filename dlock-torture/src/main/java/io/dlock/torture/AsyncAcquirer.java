@@ -66,8 +66,8 @@ final class AsyncAcquirer {
    * Acquires {@code lock} asynchronously, cancelling the future at a random moment (or never).
    *
    * @return the lease the worker now holds, or null if it holds none (not granted, cancelled)
-   * @throws InterruptedException when the run ends; the future is then cancelled and a grant that
-   *     came first released
+   * @throws InterruptedException when the run ends; the future is then cancelled (a grant that came
+   *     first is returned, with the thread's interrupt set again)
    */
   Lease acquire(DistributedLock lock, Duration wait) throws InterruptedException {
     String name = lock.name();
@@ -111,15 +111,14 @@ final class AsyncAcquirer {
       }
       return null;
     } catch (InterruptedException e) {
-      // The run ends: stop waiting, and release a grant that won the race with the cancel.
+      // The run ends: stop waiting. A grant that won the race with the cancel is the worker's: it
+      // records the hold and releases it as any other (with an owner id, the hold kept the grant
+      // alive for its partner, and the checker must see it), then leaves with the interrupt.
       boolean cancelled = future.cancel(true);
       history.append(Event.Kind.CANCEL, name, 0, cancelled + " " + id + " at the run's end");
       if (!cancelled && !future.isCompletedExceptionally()) {
-        try {
-          future.join().release();
-        } catch (RuntimeException notReleased) {
-          // the client's close, next, releases what it still holds
-        }
+        Thread.currentThread().interrupt();
+        return future.join();
       }
       throw e;
     }

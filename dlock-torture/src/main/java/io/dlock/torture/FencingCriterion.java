@@ -13,7 +13,8 @@ import java.util.Map;
  * two grants. Holds of one shared grant carry its token by design; such a hold must have been asked
  * for while the grant could still live on the server: before its last earlier hold was released,
  * or, once a hold of it ended without a confirmed release (its count stays on the server while any
- * holder renews), until a lease and a renewal after the last hold ended.
+ * holder renews), until a lease and a renewal after the last hold ended, or while an acquisition of
+ * the same owner id, cancelled after it may have been granted, was not undone yet.
  *
  * <p>The fenced register must reject every stale write, whatever the fault. The unfenced one may
  * lose updates only where the fault breaks the lease assumption (a long pause): that is what
@@ -29,7 +30,7 @@ final class FencingCriterion implements Criterion {
     long grace = settings.lease().toNanos() + settings.renewal().toNanos();
     int violations = 0;
     for (List<Hold> list : run.byLock.values()) {
-      violations += tokenViolations(list, grace);
+      violations += tokenViolations(run, list, grace);
     }
     this.tokenViolations = violations;
     this.staleAccepted = run.staleAccepted();
@@ -53,7 +54,7 @@ final class FencingCriterion implements Criterion {
   }
 
   /** The token violations among one lock's holds, given by start. */
-  private static int tokenViolations(List<Hold> list, long grace) {
+  private static int tokenViolations(RunHistory run, List<Hold> list, long grace) {
     int violations = 0;
     List<Hold> byEnd = new ArrayList<>(list);
     byEnd.sort(Comparator.comparingLong(h -> h.end));
@@ -86,7 +87,8 @@ final class FencingCriterion implements Criterion {
         violations++; // one token, two grants
       } else if (earlier != null
           && b.acquiringAt > livesUntil(grantLife.get(b.grant()), grace)
-          && !askedEarlierAndHeldWhenAsked(list, b)) {
+          && !askedEarlierAndHeldWhenAsked(list, b)
+          && !run.cancelledOwnerAskAt(b.lock, b.owner, b.acquiringAt)) {
         violations++; // a grant that ended was given again
       }
       long[] life = grantLife.computeIfAbsent(b.grant(), g -> new long[3]);

@@ -156,6 +156,9 @@ final class RunHistory {
       markPaused();
     }
     markForcedReleases();
+    if (settings.sharedOwnerIds()) {
+      readCancelledAsks(history);
+    }
     holds.forEach(h -> byLock.computeIfAbsent(h.lock, k -> new ArrayList<>()).add(h));
     byLock.values().forEach(list -> list.sort(Comparator.comparingLong(h -> h.start)));
   }
@@ -260,6 +263,44 @@ final class RunHistory {
   /** Whether the time from {@code from} to {@code to} meets a backend restart or member cut. */
   boolean duringRestart(long from, long to) {
     return restartWindows.stream().anyMatch(w -> from <= w[1] && to >= w[0]);
+  }
+
+  /**
+   * Asynchronous acquisitions with an owner id whose cancel won ({@code CANCEL true}): by lock and
+   * owner id, each {asked, cancelled plus an operation timeout}. The server may have counted such
+   * an acquisition in its owner id's grant (the answer was on its way) until the client's undo, so
+   * the grant may live on meanwhile, though no hold of the history shows it.
+   */
+  final Map<String, List<long[]>> cancelledOwnerAsks = new HashMap<>();
+
+  private void readCancelledAsks(List<Event> history) {
+    Map<String, String> ownerOf = new HashMap<>();
+    holds.stream().filter(h -> h.owner != null).forEach(h -> ownerOf.put(h.source, h.owner));
+    Map<String, Long> asked = new HashMap<>(); // source|id -> ACQUIRING
+    long undo = Worker.OPERATION_TIMEOUT.toNanos();
+    for (Event e : history) {
+      if (e.kind() == Event.Kind.ACQUIRING && e.detail().startsWith("async a")) {
+        asked.put(e.source() + "|" + e.detail().substring("async ".length()), e.nanos());
+      } else if (e.kind() == Event.Kind.CANCEL && e.detail().startsWith("true ")) {
+        Long at = asked.get(e.source() + "|" + e.detail().split(" ")[1]);
+        String owner = ownerOf.get(e.source());
+        if (at != null && owner != null) {
+          cancelledOwnerAsks
+              .computeIfAbsent(e.lock() + "|" + owner, k -> new ArrayList<>())
+              .add(new long[] {at, e.nanos() + undo});
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether an acquisition of {@code owner} for {@code lock}, cancelled after it may have been
+   * granted, may have kept that owner id's grant alive at {@code t}.
+   */
+  boolean cancelledOwnerAskAt(String lock, String owner, long t) {
+    return owner != null
+        && cancelledOwnerAsks.getOrDefault(lock + "|" + owner, List.of()).stream()
+            .anyMatch(w -> w[0] <= t && t <= w[1]);
   }
 
   /** Where "ms into the run" counts from: the run's begin, or 0 in a history without one. */

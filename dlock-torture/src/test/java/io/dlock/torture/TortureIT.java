@@ -169,12 +169,13 @@ class TortureIT {
   }
 
   /**
-   * Redlock over 5 masters, one blackholed from the start: a holder cut off from every master, and
-   * one more master killed for a lease (restart), leaving exactly a quorum.
+   * Redlock over 5 masters, one blackholed from the start: one more master killed for a lease
+   * (restart), leaving exactly a quorum. (A holder cut off from every master is the soak's: the
+   * partition runs on six other targets here, and this run made room for the client-close runs.)
    */
   @Test
   void redlockWithAMasterBlackholedAndAnotherKilled_meetsEveryPassCriterion() throws Exception {
-    assertAllPass("redlock", List.of(Scenario.PARTITION, Scenario.RESTART));
+    assertAllPass("redlock", List.of(Scenario.RESTART));
   }
 
   /**
