@@ -29,16 +29,8 @@ class OwnerIdLateAnswerTest {
     CoreLockClient client = backend.client();
     LockOptions owner = LockOptions.defaults().withOwnerId("job");
     try {
-      CompletableFuture<Object> first = new CompletableFuture<>();
-      new Thread(
-              () -> {
-                try {
-                  first.complete(client.lock("x", owner).tryAcquire());
-                } catch (Throwable t) {
-                  first.complete(t);
-                }
-              })
-          .start();
+      CompletableFuture<Object> first =
+          OnAnotherThread.call(() -> client.lock("x", owner).tryAcquire());
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> calls.get() == 1);
@@ -69,16 +61,8 @@ class OwnerIdLateAnswerTest {
     CoreLockClient client = backend.client();
     LockOptions owner = LockOptions.defaults().withOwnerId("job");
     try {
-      CompletableFuture<Object> first = new CompletableFuture<>();
-      new Thread(
-              () -> {
-                try {
-                  first.complete(client.lock("x", owner).tryAcquire());
-                } catch (Throwable t) {
-                  first.complete(t);
-                }
-              })
-          .start();
+      CompletableFuture<Object> first =
+          OnAnotherThread.call(() -> client.lock("x", owner).tryAcquire());
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> calls.get() == 1);
@@ -111,16 +95,8 @@ class OwnerIdLateAnswerTest {
             };
     CoreLockClient client = backend.client();
     try {
-      CompletableFuture<Object> first = new CompletableFuture<>();
-      new Thread(
-              () -> {
-                try {
-                  first.complete(client.lock("x").acquire(Duration.ofSeconds(30)));
-                } catch (Throwable t) {
-                  first.complete(t);
-                }
-              })
-          .start();
+      CompletableFuture<Object> first =
+          OnAnotherThread.call(() -> client.lock("x").acquire(Duration.ofSeconds(30)));
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> calls.get() == 1);

@@ -37,19 +37,12 @@ class TokenHighWaterReviewTest {
         };
     CoreLockClient client = backend.client();
     try {
-      CompletableFuture<Object> waiter = new CompletableFuture<>();
-      new Thread(
-              () -> {
-                try {
-                  waiter.complete(
-                      client
-                          .lock("x", LockOptions.defaults().withOwnerId("w"))
-                          .acquire(Duration.ofSeconds(30)));
-                } catch (Throwable t) {
-                  waiter.complete(t);
-                }
-              })
-          .start();
+      CompletableFuture<Object> waiter =
+          OnAnotherThread.call(
+              () ->
+                  client
+                      .lock("x", LockOptions.defaults().withOwnerId("w"))
+                      .acquire(Duration.ofSeconds(30)));
       await().atMost(Duration.ofSeconds(10)).until(() -> backend.acquires.size() >= 1);
 
       Lease before = client.lock("x").tryAcquire().orElseThrow();
@@ -85,19 +78,12 @@ class TokenHighWaterReviewTest {
         };
     CoreLockClient client = backend.client();
     try {
-      CompletableFuture<Object> waiter = new CompletableFuture<>();
-      new Thread(
-              () -> {
-                try {
-                  waiter.complete(
-                      client
-                          .lock("x", LockOptions.defaults().withOwnerId("w"))
-                          .acquire(Duration.ofSeconds(60)));
-                } catch (Throwable t) {
-                  waiter.complete(t);
-                }
-              })
-          .start();
+      CompletableFuture<Object> waiter =
+          OnAnotherThread.call(
+              () ->
+                  client
+                      .lock("x", LockOptions.defaults().withOwnerId("w"))
+                      .acquire(Duration.ofSeconds(60)));
       await().atMost(Duration.ofSeconds(10)).until(() -> backend.acquires.size() >= 1);
       Lease before = client.lock("x").tryAcquire().orElseThrow();
       assertThat(before.release()).isTrue();

@@ -10,14 +10,9 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
-import java.sql.SQLNonTransientConnectionException;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -50,7 +45,7 @@ class LostCommitAnswerTest {
     try (HikariDataSource pool = new HikariDataSource(config);
         LockClient client =
             JdbcLocks.newClient(
-                JdbcLockSettings.of(losingCommitAnswers(pool, loseCommitAnswer))
+                JdbcLockSettings.of(LosingCommits.answerLost(pool, loseCommitAnswer))
                     .withTable(settings.table())
                     .withDatabase(settings.database())
                     .withCreateSchema(true),
@@ -68,49 +63,6 @@ class LostCommitAnswerTest {
           .isPresent()
           .get()
           .satisfies(next -> assertThat(next.release()).isTrue());
-    }
-  }
-
-  /** Connections whose next commit (autocommit turned back on) is armed to lose its answer. */
-  private static DataSource losingCommitAnswers(DataSource pool, AtomicBoolean armed) {
-    return (DataSource)
-        Proxy.newProxyInstance(
-            LostCommitAnswerTest.class.getClassLoader(),
-            new Class<?>[] {DataSource.class},
-            (proxy, method, args) -> {
-              Object result = invoke(pool, method, args);
-              return method.getName().equals("getConnection")
-                  ? losingCommitAnswer((Connection) result, armed)
-                  : result;
-            });
-  }
-
-  private static Connection losingCommitAnswer(Connection real, AtomicBoolean armed) {
-    return (Connection)
-        Proxy.newProxyInstance(
-            LostCommitAnswerTest.class.getClassLoader(),
-            new Class<?>[] {Connection.class},
-            (proxy, method, args) -> {
-              boolean commit =
-                  method.getName().equals("setAutoCommit")
-                      && Boolean.TRUE.equals(args[0])
-                      && !real.getAutoCommit();
-              Object result = invoke(real, method, args);
-              if (commit && armed.compareAndSet(true, false)) {
-                real.abort(Runnable::run); // the pool drops it
-                throw new SQLNonTransientConnectionException(
-                    "the connection died with the commit's answer (test)", "08S01");
-              }
-              return result;
-            });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
-      throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
     }
   }
 }

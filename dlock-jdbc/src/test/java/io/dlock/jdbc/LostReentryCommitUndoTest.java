@@ -10,17 +10,13 @@ import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
 import io.dlock.spi.LockOwner;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIf;
@@ -96,7 +92,7 @@ class LostReentryCommitUndoTest {
       AtomicBoolean armed = new AtomicBoolean(true);
       try (LockClient clientB =
               JdbcLocks.newClient(
-                  JdbcLockSettings.of(commitsNeverApplied(pool, armed, aWritesItsToken))
+                  JdbcLockSettings.of(LosingCommits.neverApplied(pool, armed, aWritesItsToken))
                       .withTable(table)
                       .withDatabase(JdbcDatabase.MYSQL),
                   LockClientOptions.defaults());
@@ -123,55 +119,6 @@ class LostReentryCommitUndoTest {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) + "|" + rs.getInt(2) + "|" + rs.getLong(3) : "no row";
       }
-    }
-  }
-
-  /**
-   * Connections whose next commit (autocommit turned back on) never reaches the server: the
-   * transaction is rolled back (what the server does when the session dies before the COMMIT),
-   * {@code meanwhile} runs, and the connection fails as a dead one does (SQLState 08S01).
-   */
-  private static DataSource commitsNeverApplied(
-      DataSource pool, AtomicBoolean armed, Runnable meanwhile) {
-    return (DataSource)
-        Proxy.newProxyInstance(
-            LostReentryCommitUndoTest.class.getClassLoader(),
-            new Class<?>[] {DataSource.class},
-            (proxy, method, args) -> {
-              Object result = invoke(pool, method, args);
-              return method.getName().equals("getConnection")
-                  ? losingCommit((Connection) result, armed, meanwhile)
-                  : result;
-            });
-  }
-
-  private static Connection losingCommit(Connection real, AtomicBoolean armed, Runnable meanwhile) {
-    return (Connection)
-        Proxy.newProxyInstance(
-            LostReentryCommitUndoTest.class.getClassLoader(),
-            new Class<?>[] {Connection.class},
-            (proxy, method, args) -> {
-              boolean commit =
-                  method.getName().equals("setAutoCommit")
-                      && Boolean.TRUE.equals(args[0])
-                      && !real.getAutoCommit();
-              if (commit && armed.compareAndSet(true, false)) {
-                real.rollback();
-                meanwhile.run();
-                real.abort(Runnable::run); // the pool drops it
-                throw new SQLNonTransientConnectionException(
-                    "the connection died before the commit reached the server (test)", "08S01");
-              }
-              return invoke(real, method, args);
-            });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
-      throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
     }
   }
 }

@@ -108,7 +108,9 @@ class RedisSentinelTest {
     primary.command("CLIENT", "KILL", "TYPE", "replica");
     Lease held =
         holder
-            .lock(name, LockOptions.defaults().withRenewedLease(millis(30_000)))
+            // Renewed every 4 s: long enough to outlast the failover (a renewal then finds the
+            // new primary before the lease runs out), short enough that the loss comes soon.
+            .lock(name, LockOptions.defaults().withRenewedLease(millis(12_000)))
             .tryAcquire()
             .orElseThrow();
     List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
