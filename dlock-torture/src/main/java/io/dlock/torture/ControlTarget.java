@@ -1,6 +1,5 @@
 package io.dlock.torture;
 
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -19,17 +18,16 @@ import java.util.Map;
  *       that nobody else was granted it in time.
  * </ul>
  */
-final class ControlTarget implements Target {
+final class ControlTarget extends ForwardingTarget {
   static final String LEAKY_CANCEL = "redis-leaky-cancel";
   static final String ABANDON_AT_CLOSE = "redis-abandon-at-close";
 
-  private final Target base;
   private final String name;
   private final Scenario scenario;
   private final boolean abandonAtClose;
 
   private ControlTarget(Target base, String name, Scenario scenario, boolean abandonAtClose) {
-    this.base = base;
+    super(base);
     this.name = name;
     this.scenario = scenario;
     this.abandonAtClose = abandonAtClose;
@@ -62,40 +60,5 @@ final class ControlTarget implements Target {
   @Override
   public List<Scenario> defaultScenarios() {
     return List.of(scenario);
-  }
-
-  @Override
-  public List<InetSocketAddress> servers() {
-    return base.servers();
-  }
-
-  @Override
-  public String uri(List<Integer> ports) {
-    return base.uri(ports);
-  }
-
-  @Override
-  public Map<String, String> properties(Duration lease) {
-    return base.properties(lease);
-  }
-
-  @Override
-  public Duration holdAfterDeath(Duration lease) {
-    return base.holdAfterDeath(lease);
-  }
-
-  @Override
-  public void restart() {
-    base.restart();
-  }
-
-  @Override
-  public String restartDescription() {
-    return base.restartDescription();
-  }
-
-  @Override
-  public void close() {
-    base.close();
   }
 }

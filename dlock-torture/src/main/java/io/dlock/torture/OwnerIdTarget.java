@@ -1,9 +1,7 @@
 package io.dlock.torture;
 
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A backend in the owner-id mode: workers share owner ids two by two across processes ({@code
@@ -11,17 +9,15 @@ import java.util.Map;
  * expiry during a partition, a kill) can be granted again to the same owner id elsewhere while the
  * former holder still releases and renews its old one. The servers are the wrapped target's.
  */
-final class OwnerIdTarget implements Target {
+final class OwnerIdTarget extends ForwardingTarget {
   static final String SUFFIX = "-owner-id";
 
   /** The backends whose owner ids re-enter across clients. */
   static final List<String> BASES =
       List.of("redis", "zookeeper", "postgres", "redlock", "redis-external", "postgres-external");
 
-  private final Target base;
-
   OwnerIdTarget(Target base) {
-    this.base = base;
+    super(base);
   }
 
   @Override
@@ -37,26 +33,6 @@ final class OwnerIdTarget implements Target {
   @Override
   public List<Scenario> defaultScenarios() {
     return List.of(Scenario.FORCE_RELEASE, Scenario.PARTITION, Scenario.KILL, Scenario.PAUSE);
-  }
-
-  @Override
-  public List<InetSocketAddress> servers() {
-    return base.servers();
-  }
-
-  @Override
-  public String uri(List<Integer> ports) {
-    return base.uri(ports);
-  }
-
-  @Override
-  public Map<String, String> properties(Duration lease) {
-    return base.properties(lease);
-  }
-
-  @Override
-  public Duration holdAfterDeath(Duration lease) {
-    return base.holdAfterDeath(lease);
   }
 
   /**
@@ -75,20 +51,5 @@ final class OwnerIdTarget implements Target {
   @Override
   public boolean restartable() {
     return base.restartable();
-  }
-
-  @Override
-  public void restart() {
-    base.restart();
-  }
-
-  @Override
-  public String restartDescription() {
-    return base.restartDescription();
-  }
-
-  @Override
-  public void close() {
-    base.close();
   }
 }
