@@ -413,7 +413,7 @@ final class Acquisitions {
               + granted.fencingToken()
               + ") was answered after a newer grant of the lock (fencing token "
               + newer
-              + "); it has ended and is not handed out");
+              + "); it has ended on the server and was given back, not handed out: acquire again");
     }
     if (lockOptions.ownerId().isEmpty()) {
       LeaseHandle handle = fresh.open();
