@@ -37,6 +37,11 @@ abstract class ForwardingTarget implements Target {
   }
 
   @Override
+  public RoundTrips roundTrips() {
+    return base.roundTrips();
+  }
+
+  @Override
   public void restart() {
     base.restart();
   }

@@ -78,7 +78,7 @@ final class Probe implements AutoCloseable {
     Duration wait =
         target
             .holdAfterDeath(leaseLength)
-            .plus(target.nextGrantBound(leaseLength))
+            .plus(Target.runBound(target, leaseLength, settings.scenario()))
             .plus(leaseLength);
     contenders.add(
         CompletableFuture.runAsync(
