@@ -22,12 +22,9 @@ final class ExternalTarget implements Target {
   private final InetSocketAddress server;
   private final Map<String, String> properties;
   private final String mode;
-  private final RoundTrips roundTrips;
 
-  private ExternalTarget(
-      String name, String uri, Map<String, String> properties, RoundTrips roundTrips) {
+  private ExternalTarget(String name, String uri, Map<String, String> properties) {
     this.name = name;
-    this.roundTrips = roundTrips;
     this.mode = properties.getOrDefault("mode", "lease-row");
     this.uri = uri;
     this.properties = properties;
@@ -40,29 +37,15 @@ final class ExternalTarget implements Target {
     this.server = new InetSocketAddress(host, Integer.parseInt(m.group(2)));
   }
 
-  /**
-   * Lease rows in the MySQL dialect: autocommit off, the upsert, the read back, the commit (4 to a
-   * refusal), then the token's draw and its write (6 to a grant), as the server's {@code Questions}
-   * counted them (docs/safety.md). The connection-bound modes answer on the connection they hold
-   * and passed under delay within the base bound.
-   */
-  private static final RoundTrips MYSQL_LEASE_ROWS = new RoundTrips(4, 6);
-
-  /** Lease rows in the MariaDB dialect: 3 round trips to a refusal, 4 to a grant, counted so. */
-  private static final RoundTrips MARIADB_LEASE_ROWS = new RoundTrips(3, 4);
-
   /** The machine's Redis, as {@code redis://host:port[/db]}. */
   static ExternalTarget redis(String uri) {
-    return new ExternalTarget("redis-external", uri, Map.of(), RoundTrips.ONE);
+    return new ExternalTarget("redis-external", uri, Map.of());
   }
 
   /** The machine's PostgreSQL, as a {@code jdbc:postgresql://host:port/db?...} URL. */
   static ExternalTarget postgres(String url) {
     return new ExternalTarget(
-        "postgres-external",
-        url,
-        Map.of("mode", "lease-row", "createSchema", "true"),
-        RoundTrips.ONE);
+        "postgres-external", url, Map.of("mode", "lease-row", "createSchema", "true"));
   }
 
   /**
@@ -73,8 +56,7 @@ final class ExternalTarget implements Target {
     return new ExternalTarget(
         mode.equals("lease-row") ? "mariadb" : "mariadb-" + mode,
         url,
-        Map.of("mode", mode, "createSchema", "true"),
-        mode.equals("lease-row") ? MARIADB_LEASE_ROWS : RoundTrips.ONE);
+        Map.of("mode", mode, "createSchema", "true"));
   }
 
   /**
@@ -89,8 +71,7 @@ final class ExternalTarget implements Target {
             "mode", mode,
             "createSchema", "true",
             "database", "mysql",
-            "table", "dlock_torture_mysql"),
-        mode.equals("lease-row") ? MYSQL_LEASE_ROWS : RoundTrips.ONE);
+            "table", "dlock_torture_mysql"));
   }
 
   @Override
@@ -116,11 +97,6 @@ final class ExternalTarget implements Target {
   @Override
   public Duration holdAfterDeath(Duration lease) {
     return JdbcModes.holdAfterDeath(mode, lease);
-  }
-
-  @Override
-  public RoundTrips roundTrips() {
-    return roundTrips;
   }
 
   @Override

@@ -128,7 +128,7 @@ final class FaultSchedule {
   /** Every worker's connections delayed by a tenth of the lease each way, for twice the lease. */
   private void delay() throws InterruptedException {
     Duration lease = settings.lease();
-    long millis = Scenario.delayEachWay(lease).toMillis();
+    long millis = lease.toMillis() / 10;
     workers.delay(millis);
     faults.injected(Event.Kind.DELAY_BEGIN, "-", 0, "all workers " + millis + " ms each way");
     calm(lease.multipliedBy(2)); // the delay period itself

@@ -37,11 +37,6 @@ abstract class ForwardingTarget implements Target {
   }
 
   @Override
-  public RoundTrips roundTrips() {
-    return base.roundTrips();
-  }
-
-  @Override
   public void restart() {
     base.restart();
   }

@@ -78,7 +78,7 @@ final class Probe implements AutoCloseable {
     Duration wait =
         target
             .holdAfterDeath(leaseLength)
-            .plus(Target.runBound(target, leaseLength, settings.scenario()))
+            .plus(target.nextGrantBound(leaseLength))
             .plus(leaseLength);
     contenders.add(
         CompletableFuture.runAsync(

@@ -85,13 +85,6 @@ enum Scenario {
   private final String description;
   private final boolean breaksLeaseAssumption;
 
-  /**
-   * The delay {@link #DELAY} adds to every worker's connections, each way: a tenth of the lease.
-   */
-  static java.time.Duration delayEachWay(java.time.Duration lease) {
-    return lease.dividedBy(10);
-  }
-
   Scenario(String description, boolean breaksLeaseAssumption) {
     this.description = description;
     this.breaksLeaseAssumption = breaksLeaseAssumption;

@@ -34,46 +34,6 @@ interface Target extends AutoCloseable {
     return holdAfterDeath(lease).plus(lease.dividedBy(3)).plus(Duration.ofSeconds(1));
   }
 
-  /**
-   * The round trips of one acquisition attempt on this target: one that finds the lock held, and
-   * one that is granted. One each (one command or statement) unless the target's statements take
-   * more; {@link #runBound} counts the rest under {@link Scenario#DELAY}.
-   */
-  default RoundTrips roundTrips() {
-    return RoundTrips.ONE;
-  }
-
-  /** The round trips of a refused and of a granted acquisition attempt. */
-  record RoundTrips(int refused, int granted) {
-    static final RoundTrips ONE = new RoundTrips(1, 1);
-
-    public RoundTrips {
-      if (refused < 1 || granted < 1) {
-        throw new IllegalArgumentException(
-            "round trips must be at least 1, got " + refused + " and " + granted);
-      }
-    }
-  }
-
-  /**
-   * The next-grant bound of a run of {@code scenario} on {@code target}: {@link #nextGrantBound},
-   * and under {@link Scenario#DELAY} the round trips of an acquisition beyond the first, each
-   * stretched by the delay there and back. A lock freed while a waiter's refused attempt is at the
-   * server is seen free only once that attempt's answers are back and a granted attempt has run;
-   * the base bound's second covers one round trip of each, as a one-command backend needs (found by
-   * the first run of the MySQL dialect's lease rows under delay: 4 round trips to a refusal, 6 to a
-   * grant, 0.4 s each, and a lock free for 4,087 ms against a bound of 3,666).
-   */
-  static Duration runBound(Target target, Duration lease, Scenario scenario) {
-    Duration bound = target.nextGrantBound(lease);
-    if (scenario != Scenario.DELAY) {
-      return bound;
-    }
-    RoundTrips trips = target.roundTrips();
-    int beyondFirst = trips.refused() - 1 + trips.granted() - 1;
-    return bound.plus(Scenario.delayEachWay(lease).multipliedBy(2L * beyondFirst));
-  }
-
   /** Whether {@link #restart()} is possible: not on a server this process did not start. */
   default boolean restartable() {
     return true;

@@ -84,7 +84,7 @@ final class TortureRun {
       registers.close();
     }
     List<Event> history = EventLog.readAll(dir);
-    return new Checker(settings, Target.runBound(target, settings.lease(), scenario), history)
+    return new Checker(settings, target.nextGrantBound(settings.lease()), history)
         .check(target.name(), faults.injectedCount());
   }
 }
