@@ -68,6 +68,7 @@ final class RunHistory {
     Map<String, Hold> open = new HashMap<>(); // source|lock|token -> hold
     Map<String, long[]> openWaits = new HashMap<>(); // source|lock -> {start}
     Map<String, Long> acquiring = new HashMap<>(); // source|lock -> the last ACQUIRING
+    Map<String, Long> asyncGranted = new HashMap<>(); // source|async id -> its future's completion
     long restartBegin = 0;
     for (Event e : history) {
       lastEvent = Math.max(lastEvent, e.nanos());
@@ -75,6 +76,9 @@ final class RunHistory {
       String key = e.source() + "|" + e.lock() + "|" + e.token();
       if (e.kind() == Event.Kind.ACQUIRING) {
         acquiring.put(e.source() + "|" + e.lock(), e.nanos());
+      }
+      if (e.kind() == Event.Kind.ASYNC_END && e.detail().endsWith(" granted")) {
+        asyncGranted.put(e.source() + "|" + e.detail().split(" ")[0], e.nanos());
       }
       switch (e.kind()) {
         case RUN_BEGIN -> runBegin = e.nanos();
@@ -84,7 +88,7 @@ final class RunHistory {
               settings.sharedOwnerIds() && e.detail().startsWith("owner ")
                   ? e.detail().substring("owner ".length()).split(" ")[0]
                   : null;
-          Hold h = new Hold(e.source(), e.lock(), e.token(), e.nanos(), owner);
+          Hold h = new Hold(e.source(), e.lock(), e.token(), grantedAt(e, asyncGranted), owner);
           h.number = holdNumber(e.detail());
           h.acquiringAt = acquiring.getOrDefault(e.source() + "|" + e.lock(), e.nanos());
           holds.add(h);
@@ -235,6 +239,23 @@ final class RunHistory {
    * The times from the run's begin to its last event when none of {@code lock}'s holds held it,
    * each {begin, end}, in order.
    */
+  /**
+   * When the hold of {@code grant} began: when its acquisition returned. For an asynchronous one,
+   * when its future completed, which may be well before the worker took the lease from it (its
+   * cancel came later and lost): the lease was the client's from then on (found by the first soak
+   * of shared owner ids with the async workload: a grant taken from its future after a forced
+   * release and a newer grant seemed to begin after that grant ended, with a lower token).
+   */
+  private static long grantedAt(Event grant, Map<String, Long> asyncGranted) {
+    int at = grant.detail().indexOf(" async a");
+    if (at < 0) {
+      return grant.nanos();
+    }
+    String id = grant.detail().substring(at + " async ".length()).split(" ")[0];
+    return Math.min(
+        grant.nanos(), asyncGranted.getOrDefault(grant.source() + "|" + id, grant.nanos()));
+  }
+
   List<long[]> freeGaps(String lock) {
     List<Hold> sorted = new ArrayList<>(byLock.getOrDefault(lock, List.of()));
     sorted.sort(Comparator.comparingLong(h -> h.start));
