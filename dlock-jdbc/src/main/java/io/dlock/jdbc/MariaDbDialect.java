@@ -6,10 +6,10 @@ import java.util.Optional;
 
 /**
  * MariaDB 10.5+ (also behind a MySQL driver): the MySQL family's statements ({@link MySqlDialect}),
- * refined where MariaDB's sequences and {@code INSERT ... RETURNING} save round trips: lease rows
- * ({@link MariaDbLeaseRowStatements}), {@code GET_LOCK} session locks ({@link
- * MariaDbSessionLockStatements}) and row locks ({@link MariaDbRowLockStatements}). No release
- * signals: the core backs off.
+ * refined where MariaDB's sequences and {@code INSERT ... RETURNING} help: lease rows draw from a
+ * sequence ({@link MariaDbLeaseRowStatements}); {@code GET_LOCK} session locks ({@link
+ * MariaDbSessionLockStatements}) and row locks ({@link MariaDbRowLockStatements}) save round trips.
+ * No release signals: the core backs off.
  */
 final class MariaDbDialect implements JdbcDialect {
   static final String NAME = "MariaDB";

@@ -6,20 +6,22 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Lease rows on MySQL 8 (and unchanged on MariaDB). A transaction locks the name's row with {@code
- * INSERT ... ON DUPLICATE KEY UPDATE}, reads the outcome back (MySQL has no {@code RETURNING}) and
- * commits. A row taken over (or inserted) is committed with token 0, "not drawn yet", and a random
- * grant nonce; the token is then drawn ({@link MySqlFences}) and written in autocommit, only if the
- * row is still that grant's (same nonce, token 0, unexpired by the database's clock).
+ * Lease rows on MySQL 8 (and unchanged on MariaDB). One autocommit {@code INSERT ... ON DUPLICATE
+ * KEY UPDATE} decides an attempt under the row's lock and says how with {@code
+ * LAST_INSERT_ID(expr)} (see {@link #acquire}). A row taken over (or inserted) holds token 0, "not
+ * drawn yet", and the attempt's random grant nonce; the token is then drawn ({@link MySqlFences})
+ * and written in autocommit, only if the row is still that grant's (same nonce, token 0, unexpired
+ * by the database's clock).
  *
- * <p>Why the draw comes after the commit, not inside the transaction: a draw locks its counter row,
- * which 1/1,024 of all names share, until the draw's transaction ends; inside the lease-row
+ * <p>Why the draw comes after the upsert, not in one transaction with it: a draw locks its counter
+ * row, which 1/1,024 of all names share, until the draw's transaction ends; inside the lease row's
  * transaction a client stalled before its commit would hold up new grants of all those names. Why
  * tokens still follow the grants: a grant's draw happens after its takeover and before its token
  * write, which needs the grant unexpired; the next grant of the name takes the row over only after
@@ -36,10 +38,11 @@ import org.jspecify.annotations.Nullable;
  * assigned last; the hold count reads the old owner too, which is assigned after it. Values are
  * bound again as parameters rather than read with {@code VALUES()}, which MySQL 8.0.20 deprecated.
  *
- * <p>Round trips: autocommit off, the upsert, the read, the commit; for a new grant also the draw
- * and the token's write: 4, or 6 for a new grant (MariaDB: 4 at most, {@link
- * MariaDbLeaseRowStatements}). The clock is {@code UTC_TIMESTAMP(6)}, the same throughout one
- * statement and independent of the session's time zone.
+ * <p>Round trips: 1 for a refusal, 3 for a new grant (the upsert, the draw, the token's write), 2
+ * for a re-entry (the upsert, a read of the grant's token), 4 into a grant whose token is not
+ * written yet; the same on MariaDB ({@link MariaDbLeaseRowStatements} draws from a sequence). The
+ * clock is {@code UTC_TIMESTAMP(6)}, the same throughout one statement and independent of the
+ * session's time zone.
  */
 class MySqlLeaseRowStatements extends LockStatements {
   private static final String NOW = MySqlDialect.NOW_MILLIS;
@@ -58,18 +61,21 @@ class MySqlLeaseRowStatements extends LockStatements {
     this.upsert =
         """
         INSERT INTO %1$s (name, owner, holds, token, expires_at, holder, granted_at, grant_nonce)
-        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s, ?)
+        VALUES (?, ?, 1, 0, %2$s + ?, ?, %2$s, LAST_INSERT_ID(?))
         ON DUPLICATE KEY UPDATE
           holder = IF(expires_at <= %2$s, ?, holder),
           granted_at = IF(expires_at <= %2$s, %2$s, granted_at),
           holds = IF(owner = ? AND expires_at > %2$s, holds + ?, IF(expires_at <= %2$s, 1, holds)),
           token = IF(expires_at <= %2$s, 0, token),
-          grant_nonce = IF(expires_at <= %2$s, ?, grant_nonce),
+          grant_nonce = IF(expires_at <= %2$s, LAST_INSERT_ID(?),
+                           IF(owner = ?, LAST_INSERT_ID(grant_nonce),
+                              IF(LAST_INSERT_ID(1 + LEAST(expires_at - %2$s, %3$d)) > 0,
+                                 grant_nonce, grant_nonce))),
           owner = IF(expires_at <= %2$s, ?, owner),
           expires_at = IF(expires_at <= %2$s, %2$s + ?,
                           IF(owner = ?, GREATEST(expires_at, %2$s + ?), expires_at))
         """
-            .formatted(table, NOW);
+            .formatted(table, NOW, NONCE_FLOOR - 2);
     this.read =
         "SELECT owner, holds, token, expires_at - "
             + NOW
@@ -217,153 +223,120 @@ class MySqlLeaseRowStatements extends LockStatements {
     return table + "_fence"; // MariaDB's sequence
   }
 
-  /** The outcome of the transaction: a result, or a grant whose token is still to be drawn. */
-  sealed interface Attempt permits Done, Undrawn {
-    /** The nonce of the grant this attempt made (an insert or a takeover), else 0. */
-    long newGrant();
+  /**
+   * The smallest grant nonce: the upsert's answer below it is a refusal (one more than the holder's
+   * remaining lease in milliseconds, capped), at or above it a grant's nonce.
+   */
+  static final long NONCE_FLOOR = 1L << 32;
+
+  /** A new grant nonce, from {@link #NONCE_FLOOR} up: random, so a grant is named exactly. */
+  static long newNonce() {
+    return ThreadLocalRandom.current().nextLong(NONCE_FLOOR, Long.MAX_VALUE);
   }
 
   /**
-   * The attempt's result; {@code newGrant} the nonce of the grant it made, 0 for a re-entry or a
-   * lock held by another.
+   * A grant whose token may not be written yet: one this attempt made, or one of its owner id it
+   * re-entered (a hold counted in the row).
+   *
+   * @param madeHere whether this attempt made the grant (the row's nonce is its own)
    */
-  record Done(AcquireResult result, long newGrant) implements Attempt {}
+  record Undrawn(long nonce, int holds, boolean madeHere) {}
 
-  /** A grant committed with token 0 and this nonce: its token is drawn after the commit. */
   /**
-   * @param madeHere whether this statement made the grant (the row's nonce is its own), rather than
-   *     re-entering another client's grant of the owner id whose token is not written yet
+   * One autocommit upsert decides, and its {@code LAST_INSERT_ID(expr)}, which the server sends
+   * back with the statement's answer (JDBC's generated keys), says how: this call's nonce for a
+   * grant it made (an insert, through {@code VALUES}, or a takeover of an expired row), the grant's
+   * nonce for a re-entry of an owner id (or a repeat of a grant owner), or one more than the
+   * holder's remaining lease in milliseconds for a lock held by another. The last evaluated {@code
+   * LAST_INSERT_ID(expr)} is the statement's, so the update's overrides the one in {@code VALUES}
+   * when the row exists.
+   *
+   * <p>Why not a transaction with a read back: that was six round trips to a new grant, and at 200
+   * ms each way (the fault suite's {@code delay} scenario) every grant arrived after its 2 s lease
+   * and was undone: the lock went to nobody while the delay lasted. Here it is three. A refusal is
+   * one statement, which holds the row's lock only while it runs, so it never delays the holder's
+   * release.
    */
-  record Undrawn(long nonce, int holds, boolean madeHere) implements Attempt {
-    /**
-     * The nonce to undo by if the commit's answer is lost: only a grant made here. A re-entry
-     * carries the maker's nonce, and undoing by it after the re-entry's commit was never applied
-     * deleted the maker's grant under it (found by review); a lost re-entry is left, as MariaDB's
-     * dialect leaves it: one hold too many, which ends with the lease.
-     */
-    @Override
-    public long newGrant() {
-      return madeHere ? nonce : 0;
-    }
-  }
-
   @Override
-  final AcquireResult acquire(
+  AcquireResult acquire(
       Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
       throws SQLException {
-    Attempt attempt;
+    long nonce = newNonce();
+    long outcome;
     for (int tries = 1; ; tries++) {
-      c.setAutoCommit(false);
-      boolean committed = false;
-      Attempt made = null;
       try {
-        made = attempt(c, name, owner, countsHolds, holder, leaseMillis);
-        c.setAutoCommit(true); // commits the transaction (JDBC and both servers say so)
-        committed = true;
-        attempt = made;
+        outcome = upsert(c, name, owner, countsHolds, holder, leaseMillis, nonce);
         break;
       } catch (SQLException e) {
-        // InnoDB picked this transaction as a deadlock's victim (concurrent upserts of one name
-        // under load, seen on MariaDB) and rolled all of it back: nothing was granted, and the
-        // same transaction again is safe. Twice more at most, then the caller hears of it.
+        // InnoDB picked the statement as a deadlock's victim (concurrent upserts of one name under
+        // load) and rolled it back: nothing was granted, and the same statement again is safe.
         if (tries < 3 && deadlockVictim(e)) {
-          continue; // rolled back below first
+          continue;
         }
-        long nonce = made == null ? 0 : made.newGrant();
-        if (nonce != 0 && connectionFailed(e)) {
-          // The commit of a new grant was sent and its answer lost with the connection: it may
-          // be committed, and nobody will hear of it. Left, it would block the name for its lease,
-          // and a later call of the same owner id would re-enter it and count a hold that nobody
-          // releases. Undone on another connection by its nonce: nothing if it never committed,
-          // and never a hold of another caller.
+        if (connectionFailed(e)) {
+          // The upsert was sent and its answer lost with the connection: it may have made a grant,
+          // which nobody would hear of. Left, it would block the name for its lease. Undone on
+          // another connection by this call's nonce: nothing if it made none. A re-entry lost so
+          // is left: one hold too many, which ends with the lease.
           throw new GrantToUndo(e, other -> undoOnce(other, name, owner, nonce));
         }
         throw e;
-      } finally {
-        if (!committed) {
-          rollBack(c);
-        }
       }
     }
-    if (attempt instanceof Undrawn undrawn) {
-      try {
-        return drawToken(c, name, owner, undrawn);
-      } catch (SQLException e) {
-        // The grant is committed and nobody will hear of it: undo it, or it would block the name
-        // (or keep a hold of an owner id) until its lease ends. On a connection that died (the
-        // likeliest cause here) nothing more reaches the server: the caller runs the undo on
-        // another connection, once. On a live one it runs here, once: run again elsewhere after
-        // an answer lost, an owner id's "one hold less" would take a hold of another caller.
-        long nonce = undrawn.nonce();
-        if (connectionFailed(e)) {
-          throw new GrantToUndo(e, other -> undoOnce(other, name, owner, nonce));
-        }
+    if (outcome < NONCE_FLOOR) {
+      if (outcome <= 0) {
+        // Every path of the upsert names its outcome; none came back. It may have made a grant.
+        SQLException e =
+            new SQLException("the lease row upsert of '" + name + "' returned no outcome");
         undo(c, name, owner, nonce, e);
         throw e;
       }
+      return new AcquireResult.Held(Duration.ofMillis(outcome - 1));
     }
-    return ((Done) attempt).result();
-  }
-
-  /**
-   * Undoes the grant {@code nonce} (whether or not its token got written) on {@code c}. Best
-   * effort: on failure the grant ends with its lease, and {@code cause} (which the caller reports)
-   * records why.
-   */
-  private void undo(Connection c, String name, String owner, long nonce, SQLException cause) {
-    try {
-      undoOnce(c, name, owner, nonce);
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
-    }
-  }
-
-  /** InnoDB's deadlock victim (error 1213, SQLState 40001): its transaction was rolled back. */
-  private static boolean deadlockVictim(SQLException e) {
-    return e.getErrorCode() == 1213 || "40001".equals(e.getSQLState());
-  }
-
-  /** A connection exception (SQLState class 08): the connection is gone. */
-  private static boolean connectionFailed(SQLException e) {
-    String state = e.getSQLState();
-    return e instanceof java.sql.SQLNonTransientConnectionException
-        || (state != null && state.startsWith("08"));
-  }
-
-  /**
-   * Deletes the row of grant {@code nonce} if this was its only hold, else takes this hold back.
-   * The nonce names the grant, so a later grant of the name (after a forced release, or an expiry)
-   * is never touched.
-   */
-  private void undoOnce(Connection c, String name, String owner, long nonce) throws SQLException {
-    try (PreparedStatement ps = prepare(c, undoOnlyHold)) {
-      bindAll(ps, name, owner, nonce);
-      if (ps.executeUpdate() == 1) {
-        return;
+    Undrawn grant;
+    if (outcome == nonce) {
+      grant = new Undrawn(nonce, 1, true);
+    } else {
+      Row row = read(c, name);
+      if (row == null || row.nonce() != outcome || !owner.equals(row.owner())) {
+        // The grant re-entered ended (its lease, a forced release) before this read, and the hold
+        // counted in it with it: held, ask again.
+        return new AcquireResult.Held(Duration.ZERO);
       }
+      if (row.token() != 0) {
+        return new AcquireResult.Granted(row.token(), row.holds());
+      }
+      grant = new Undrawn(outcome, row.holds(), false);
     }
-    try (PreparedStatement ps = prepare(c, undoOneHold)) {
-      bindAll(ps, name, owner, nonce);
-      ps.executeUpdate();
-    }
-  }
-
-  private static void rollBack(Connection c) {
     try {
-      c.rollback();
-      c.setAutoCommit(true);
-    } catch (SQLException ignored) {
-      // A failed rollback leaves autocommit off: turning it on would commit what the transaction
-      // did. The pool rolls back or discards the connection; the caller gets the first failure.
+      return drawToken(c, name, owner, grant);
+    } catch (SQLException e) {
+      // The grant (or this hold of it) is in the row and nobody will hear of it: undo it, or it
+      // would block the name (or keep a hold of an owner id) until its lease ends. On a connection
+      // that died (the likeliest cause here) nothing more reaches the server: the caller runs the
+      // undo on another connection, once. On a live one it runs here, once: run again elsewhere
+      // after an answer lost, an owner id's "one hold less" would take a hold of another caller.
+      long grantNonce = grant.nonce();
+      if (connectionFailed(e)) {
+        throw new GrantToUndo(e, other -> undoOnce(other, name, owner, grantNonce));
+      }
+      undo(c, name, owner, grantNonce, e);
+      throw e;
     }
   }
 
-  /** The attempt inside the open transaction, which the caller commits. */
-  Attempt attempt(
-      Connection c, String name, String owner, boolean countsHolds, String holder, long leaseMillis)
+  /** Runs the upsert in autocommit; returns its outcome (see {@link #acquire}). */
+  private long upsert(
+      Connection c,
+      String name,
+      String owner,
+      boolean countsHolds,
+      String holder,
+      long leaseMillis,
+      long nonce)
       throws SQLException {
-    long nonce = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
-    try (PreparedStatement ps = prepare(c, upsert)) {
+    try (PreparedStatement ps = c.prepareStatement(upsert, Statement.RETURN_GENERATED_KEYS)) {
+      ps.setQueryTimeout(queryTimeoutSeconds);
       bindAll(
           ps,
           name,
@@ -376,22 +349,74 @@ class MySqlLeaseRowStatements extends LockStatements {
           countsHolds ? 1 : 0, // an owner id re-enters, a grant owner repeats
           nonce,
           owner,
+          owner,
           leaseMillis,
           owner,
           leaseMillis);
       ps.executeUpdate();
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        if (keys.next()) {
+          return keys.getLong(1);
+        }
+      }
     }
-    Row row = read(c, name);
-    if (row == null) {
-      throw new SQLException("the lease row of '" + name + "' vanished inside its upsert");
+    // A driver that did not pass the value on: the session remembers the statement's last one.
+    try (PreparedStatement ps = prepare(c, "SELECT LAST_INSERT_ID()")) {
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
     }
-    if (!owner.equals(row.owner())) {
-      return new Done(row.held(), 0);
+  }
+
+  /**
+   * Undoes the grant {@code nonce} (whether or not its token got written) on {@code c}. Best
+   * effort: on failure the grant ends with its lease, and {@code cause} (which the caller reports)
+   * records why.
+   */
+  void undo(Connection c, String name, String owner, long nonce, SQLException cause) {
+    try {
+      undoOnce(c, name, owner, nonce);
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
     }
-    if (row.token() != 0) {
-      return new Done(new AcquireResult.Granted(row.token(), row.holds()), 0);
+  }
+
+  /** InnoDB's deadlock victim (error 1213, SQLState 40001): its transaction was rolled back. */
+  static boolean deadlockVictim(SQLException e) {
+    return e.getErrorCode() == 1213 || "40001".equals(e.getSQLState());
+  }
+
+  /** A connection exception (SQLState class 08): the connection is gone. */
+  static boolean connectionFailed(SQLException e) {
+    String state = e.getSQLState();
+    return e instanceof java.sql.SQLNonTransientConnectionException
+        || (state != null && state.startsWith("08"));
+  }
+
+  /**
+   * Deletes the row of grant {@code nonce} if this was its only hold, else takes this hold back.
+   * The nonce names the grant, so a later grant of the name (after a forced release, or an expiry)
+   * is never touched.
+   */
+  void undoOnce(Connection c, String name, String owner, long nonce) throws SQLException {
+    try (PreparedStatement ps = prepare(c, undoOnlyHold)) {
+      bindAll(ps, name, owner, nonce);
+      if (ps.executeUpdate() == 1) {
+        return;
+      }
     }
-    return new Undrawn(row.nonce(), row.holds(), row.nonce() == nonce);
+    try (PreparedStatement ps = prepare(c, undoOneHold)) {
+      bindAll(ps, name, owner, nonce);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Draws the next fencing token of {@code name} in autocommit, one statement: from the counter
+   * rows ({@link MySqlFences}), which MySQL needs for want of sequences.
+   */
+  long draw(Connection c, String name) throws SQLException {
+    return fences.drawCommitted(c, name);
   }
 
   /**
@@ -400,7 +425,7 @@ class MySqlLeaseRowStatements extends LockStatements {
    */
   private AcquireResult drawToken(Connection c, String name, String owner, Undrawn grant)
       throws SQLException {
-    long drawn = fences.drawCommitted(c, name);
+    long drawn = draw(c, name);
     try (PreparedStatement ps = prepare(c, writeToken)) {
       bindAll(ps, drawn, name, grant.nonce());
       if (ps.executeUpdate() == 1) {
@@ -440,7 +465,7 @@ class MySqlLeaseRowStatements extends LockStatements {
     }
   }
 
-  private static void bindAll(PreparedStatement ps, Object... values) throws SQLException {
+  static void bindAll(PreparedStatement ps, Object... values) throws SQLException {
     for (int i = 0; i < values.length; i++) {
       ps.setObject(i + 1, values[i]);
     }

@@ -4,32 +4,25 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLNonTransientConnectionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 /**
- * Data sources whose connections lose a commit (autocommit turned back on, which ends a grant's
- * transaction in the MySQL family) with the connection, once {@code armed}: either the server
- * applied it and only its answer is lost, or it never reached the server (rolled back, as the
- * server does when the session dies first). Either way the caller sees a dead connection (SQLState
- * 08S01) and the pool drops it.
+ * Data sources whose connections lose a commit with the connection, once {@code armed}: an
+ * autocommit statement (the MySQL family's lease-row upsert, which is its own commit) that the
+ * server applied, and whose answer is lost. The caller sees a dead connection (SQLState 08S01) and
+ * the pool drops it.
  */
 final class LosingCommits {
   private LosingCommits() {}
 
-  /** The commit is applied; its answer is lost. */
-  static DataSource answerLost(DataSource pool, AtomicBoolean armed) {
-    return wrap(pool, armed, true, () -> {});
-  }
-
-  /** The commit never reaches the server; {@code meanwhile} runs before the caller hears of it. */
-  static DataSource neverApplied(DataSource pool, AtomicBoolean armed, Runnable meanwhile) {
-    return wrap(pool, armed, false, meanwhile);
-  }
-
-  private static DataSource wrap(
-      DataSource pool, AtomicBoolean armed, boolean applied, Runnable meanwhile) {
+  /**
+   * The first autocommit statement whose SQL starts with {@code sqlPrefix} (after leading
+   * whitespace) is applied; its answer is lost.
+   */
+  static DataSource statementAnswerLost(DataSource pool, AtomicBoolean armed, String sqlPrefix) {
     return (DataSource)
         Proxy.newProxyInstance(
             LosingCommits.class.getClassLoader(),
@@ -37,37 +30,43 @@ final class LosingCommits {
             (proxy, method, args) -> {
               Object result = invoke(pool, method, args);
               return method.getName().equals("getConnection")
-                  ? losing((Connection) result, armed, applied, meanwhile)
+                  ? losingStatements((Connection) result, armed, sqlPrefix)
                   : result;
             });
   }
 
-  private static Connection losing(
-      Connection real, AtomicBoolean armed, boolean applied, Runnable meanwhile) {
+  private static Connection losingStatements(
+      Connection real, AtomicBoolean armed, String sqlPrefix) {
     return (Connection)
         Proxy.newProxyInstance(
             LosingCommits.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
-              boolean commit =
-                  method.getName().equals("setAutoCommit")
-                      && Boolean.TRUE.equals(args[0])
-                      && !real.getAutoCommit();
-              if (commit && armed.compareAndSet(true, false)) {
-                if (applied) {
-                  invoke(real, method, args);
-                } else {
-                  real.rollback();
-                }
-                meanwhile.run();
-                real.abort(Runnable::run); // the pool drops it
-                throw new SQLNonTransientConnectionException(
-                    applied
-                        ? "the connection died with the commit's answer (test)"
-                        : "the connection died before the commit reached the server (test)",
-                    "08S01");
+              Object result = invoke(real, method, args);
+              if (method.getName().equals("prepareStatement")
+                  && ((String) args[0]).strip().startsWith(sqlPrefix)) {
+                return losing((PreparedStatement) result, real, armed);
               }
-              return invoke(real, method, args);
+              return result;
+            });
+  }
+
+  private static PreparedStatement losing(
+      PreparedStatement statement, Connection connection, AtomicBoolean armed) {
+    return (PreparedStatement)
+        Proxy.newProxyInstance(
+            LosingCommits.class.getClassLoader(),
+            new Class<?>[] {PreparedStatement.class},
+            (proxy, method, args) -> {
+              Object result = invoke(statement, method, args);
+              if (method.getName().startsWith("execute")
+                  && connection.getAutoCommit()
+                  && armed.compareAndSet(true, false)) {
+                connection.abort(Runnable::run); // the pool drops it
+                throw new SQLNonTransientConnectionException(
+                    "the connection died with the statement's answer (test)", "08S01");
+              }
+              return result;
             });
   }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A lease-row grant whose commit reaches the server while its answer is lost with the connection
- * (MySQL family: the grant's transaction ends with a commit of its own). The grant is committed and
+ * (MySQL family: the grant's upsert, in autocommit, is its commit). The grant is committed and
  * nobody heard of it: before, a later call of the same owner id re-entered it and counted a second
  * hold, the one handed out was released, and the lock stayed held by nobody for its lease. Now the
  * grant is undone on another connection. The lost answer is made by a connection that commits, then
@@ -45,7 +45,8 @@ class LostCommitAnswerTest {
     try (HikariDataSource pool = new HikariDataSource(config);
         LockClient client =
             JdbcLocks.newClient(
-                JdbcLockSettings.of(LosingCommits.answerLost(pool, loseCommitAnswer))
+                JdbcLockSettings.of(
+                        LosingCommits.statementAnswerLost(pool, loseCommitAnswer, "INSERT"))
                     .withTable(settings.table())
                     .withDatabase(settings.database())
                     .withCreateSchema(true),
@@ -54,7 +55,7 @@ class LostCommitAnswerTest {
       loseCommitAnswer.set(true);
       assertThatThrownBy(() -> client.lock(name, owner).tryAcquire())
           .isInstanceOf(BackendUnavailableException.class);
-      loseCommitAnswer.set(false);
+      assertThat(loseCommitAnswer).as("the answer was lost").isFalse();
 
       Lease lease = client.lock(name, owner).tryAcquire().orElseThrow();
       assertThat(lease.release()).isTrue();

@@ -22,15 +22,14 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIf;
 
 /**
- * Review of 45e614c (MySQL dialect). Client A of owner id "shared" has committed a new grant (token
- * 0, nonce N) and not yet written its token. Client B of the same owner id re-enters it: its upsert
- * raises the count to 2 and reads token 0, so its attempt is {@code Undrawn(N, 2)} and its {@code
- * newGrant()} is A's nonce N. B's commit is lost with its connection and never applied (the server
- * rolls the transaction back when the session dies): the count stays 1, A's hold. Meanwhile A's
- * token write, which waited for B's row lock, goes through: A is granted. B's "undo on another
- * connection" then runs {@code DELETE ... WHERE name = ? AND owner = ? AND grant_nonce = N AND
- * holds = 1}: it deletes A's grant. A trusts its lease, the row is gone, a stranger is granted: two
- * holders.
+ * Review of 45e614c (MySQL dialect). Client A of owner id "shared" has made a new grant (token 0,
+ * nonce N) and not yet written its token. Client B of the same owner id re-enters it, and the
+ * answer to B's upsert is lost with its connection after the server applied it: the count is 2. B's
+ * "undo on another connection" must take back nothing of A's grant: before, with a transaction per
+ * attempt, it undid by the grant's nonce N ({@code DELETE ... WHERE grant_nonce = N AND holds = 1})
+ * and deleted A's grant when B's commit had never been applied; now B undoes by its own nonce,
+ * which named no grant. B's hold is left (one too many, which ends with the lease), A writes its
+ * token and is granted, and no stranger is.
  */
 @EnabledIf(
     value = "io.dlock.jdbc.TestDatabases#hasMariaDb",
@@ -68,8 +67,7 @@ class LostReentryCommitUndoTest {
         ps.setLong(3, nonceOfA);
         assertThat(ps.executeUpdate()).isEqualTo(1);
       }
-      // A's token write (MySqlLeaseRowStatements.writeToken), which goes through once B's
-      // transaction is gone.
+      // A's token write (MySqlLeaseRowStatements.writeToken), after B's attempt.
       Runnable aWritesItsToken =
           () -> {
             try (Connection a = plain.dataSource().getConnection();
@@ -92,7 +90,7 @@ class LostReentryCommitUndoTest {
       AtomicBoolean armed = new AtomicBoolean(true);
       try (LockClient clientB =
               JdbcLocks.newClient(
-                  JdbcLockSettings.of(LosingCommits.neverApplied(pool, armed, aWritesItsToken))
+                  JdbcLockSettings.of(LosingCommits.statementAnswerLost(pool, armed, "INSERT"))
                       .withTable(table)
                       .withDatabase(JdbcDatabase.MYSQL),
                   LockClientOptions.defaults());
@@ -100,11 +98,12 @@ class LostReentryCommitUndoTest {
         assertThatThrownBy(
                 () -> clientB.lock(name, LockOptions.defaults().withOwnerId("shared")).tryAcquire())
             .isInstanceOf(BackendUnavailableException.class);
-        assertThat(armed).as("B's commit was lost").isFalse();
+        assertThat(armed).as("B's answer was lost").isFalse();
+        aWritesItsToken.run();
 
         assertThat(row(admin, table, name))
-            .as("A's grant (token %d, one hold) after B's unapplied re-entry was undone", tokenOfA)
-            .isEqualTo("o:shared|1|" + tokenOfA);
+            .as("A's grant (token %d) after B's lost re-entry was undone: B's hold left", tokenOfA)
+            .isEqualTo("o:shared|2|" + tokenOfA);
         assertThat(stranger.lock(name).tryAcquire())
             .as("A holds the lock: no stranger may be granted it")
             .isEmpty();

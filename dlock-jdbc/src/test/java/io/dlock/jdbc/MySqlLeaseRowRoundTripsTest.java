@@ -1,0 +1,127 @@
+package io.dlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dlock.spi.AcquireResult;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The MySQL family's lease-row acquisition (both dialects) in round trips (statements, commits and
+ * changes of autocommit sent), counted on the connection: a refusal is one statement, a new grant
+ * three, a re-entry two. Its first form (a transaction and a read back) took four to a refusal and
+ * six to a grant, and under the fault suite's {@code delay} (200 ms each way, a 2 s lease) every
+ * grant arrived after its lease: no lock was granted while the delay lasted. The refusal's count
+ * also shows the upsert names a lock held by another (its remaining lease) rather than a grant of
+ * its own, which would draw a token.
+ */
+@EnabledIf(
+    value = "io.dlock.jdbc.TestDatabases#hasMariaDb",
+    disabledReason = TestDatabases.NO_MARIADB)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class MySqlLeaseRowRoundTripsTest {
+  private static final long LEASE_MILLIS = 30_000;
+
+  private final AtomicInteger sent = new AtomicInteger();
+  private JdbcLockSettings settings;
+  private MySqlLeaseRowStatements statements;
+
+  private void tables(String database) throws Exception {
+    settings = LeaseRowRenewalTest.settings(database, "");
+    JdbcLockBackend.connect(settings).close(); // creates the tables
+    statements =
+        database.equals("mariadb")
+            ? new MariaDbLeaseRowStatements(settings.table(), Duration.ofSeconds(5))
+            : new MySqlLeaseRowStatements(settings.table(), Duration.ofSeconds(5));
+  }
+
+  private AcquireResult acquire(String name, String owner, boolean countsHolds) throws Exception {
+    try (JdbcLockBackend backend = JdbcLockBackend.connect(settings);
+        Connection c = backend.dataSource().getConnection()) {
+      sent.set(0);
+      return statements.acquire(counting(c), name, owner, countsHolds, "test", LEASE_MILLIS);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"mysql-on-mariadb", "mariadb"})
+  void aNewGrantIsThreeStatementsAndARefusalOne(String database) throws Exception {
+    tables(database);
+    String name = "round-trips-" + UUID.randomUUID();
+    assertThat(acquire(name, "t:first", false)).isInstanceOf(AcquireResult.Granted.class);
+    assertThat(sent).as("the upsert, the draw, the token's write").hasValue(3);
+
+    AcquireResult refused = acquire(name, "t:second", false);
+    assertThat(sent).as("the upsert alone").hasValue(1);
+    assertThat(refused)
+        .isInstanceOfSatisfying(
+            AcquireResult.Held.class,
+            held ->
+                assertThat(held.holderRemaining())
+                    .isBetween(
+                        Duration.ofMillis(LEASE_MILLIS - 10_000), Duration.ofMillis(LEASE_MILLIS)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"mysql-on-mariadb", "mariadb"})
+  void aReentryIsTwoStatementsAndKeepsTheGrantsToken(String database) throws Exception {
+    tables(database);
+    String name = "round-trips-" + UUID.randomUUID();
+    AcquireResult first = acquire(name, "o:shared", true);
+    assertThat(first).isInstanceOf(AcquireResult.Granted.class);
+    long token = ((AcquireResult.Granted) first).fencingToken();
+
+    assertThat(acquire(name, "o:shared", true)).isEqualTo(new AcquireResult.Granted(token, 2));
+    assertThat(sent).as("the upsert, a read of the grant's token").hasValue(2);
+  }
+
+  /** {@code c}, counting the statements it runs, and its commits and rollbacks. */
+  private Connection counting(Connection c) {
+    return (Connection)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              String m = method.getName();
+              if (m.equals("commit")
+                  || m.equals("rollback")
+                  || (m.equals("setAutoCommit") && !args[0].equals(c.getAutoCommit()))) {
+                sent.incrementAndGet();
+              }
+              Object result = invoke(c, method, args);
+              return result instanceof PreparedStatement ps ? counting(ps) : result;
+            });
+  }
+
+  private PreparedStatement counting(PreparedStatement ps) {
+    return (PreparedStatement)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {PreparedStatement.class},
+            (proxy, method, args) -> {
+              if (method.getName().startsWith("execute")) {
+                sent.incrementAndGet();
+              }
+              return invoke(ps, method, args);
+            });
+  }
+
+  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
+      throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+}
