@@ -16,24 +16,20 @@ import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
 import io.dlock.spring.autoconfigure.DlockChecksAutoConfiguration;
 import java.time.Duration;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.autoconfigure.http.HttpMessageConvertersAutoConfiguration;
-import org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
-import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
-import org.springframework.boot.test.context.runner.ContextConsumer;
-import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+import org.springframework.test.web.servlet.setup.StandaloneMockMvcBuilder;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -43,23 +39,22 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 /**
  * The mapping docs/spring.md shows: a {@code @Locked} method that did not get its lock answers 409
  * (or 423) as an RFC 9457 problem, instead of a 500. The lock is held by another client (another
- * instance) while the request is made, so the method's one attempt finds it held.
+ * instance) while the request is made, so the method's one attempt finds it held. One application
+ * context (the starter and the {@code @Locked} bean); Spring MVC is set up around the controller
+ * alone (MockMvc standalone), a fraction of the cost of a web application context.
  */
 class LockTimeoutHttpStatusTest {
   private static final String PREFIX = "http-" + UUID.randomUUID() + ":";
   private static LockClient otherInstance;
 
-  private final WebApplicationContextRunner runner =
-      new WebApplicationContextRunner()
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
           .withConfiguration(
               AutoConfigurations.of(
                   AopAutoConfiguration.class,
-                  JacksonAutoConfiguration.class,
-                  HttpMessageConvertersAutoConfiguration.class,
-                  WebMvcAutoConfiguration.class,
                   DlockChecksAutoConfiguration.class,
                   DlockAutoConfiguration.class))
-          .withUserConfiguration(Sale.class)
+          .withBean(Stock.class)
           .withPropertyValues("dlock.backend=" + TestRedis.uri(), "dlock.key-prefix=" + PREFIX);
 
   @BeforeAll
@@ -73,70 +68,50 @@ class LockTimeoutHttpStatusTest {
   }
 
   @Test
-  void aLockHeldElsewhereAnswers409() {
-    runner
-        .withBean(LockFailureAdvice.class, () -> new LockFailureAdvice(HttpStatus.CONFLICT))
-        .run(
-            whileHeld(
-                "sku-1",
-                mvc ->
-                    mvc.perform(post("/sale/sku-1/buy"))
-                        .andExpect(status().isConflict())
-                        .andExpect(
-                            content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
-                        .andExpect(jsonPath("$.status").value(409))));
-  }
-
-  @Test
-  void orAnswers423() {
-    runner
-        .withBean(LockFailureAdvice.class, () -> new LockFailureAdvice(HttpStatus.LOCKED))
-        .run(
-            whileHeld(
-                "sku-2",
-                mvc -> mvc.perform(post("/sale/sku-2/buy")).andExpect(status().isLocked())));
-  }
-
-  @Test
-  void aFreeLockAnswers200() {
-    runner
-        .withBean(LockFailureAdvice.class, () -> new LockFailureAdvice(HttpStatus.CONFLICT))
-        .run(
-            context ->
-                mvc(context)
-                    .perform(post("/sale/sku-3/buy"))
-                    .andExpect(status().isOk())
-                    .andExpect(content().string("sold sku-3")));
+  void aLockHeldElsewhereAnswers409Or423AndAFreeOne200() {
+    runner.run(
+        context -> {
+          assertThat(context).hasNotFailed();
+          MockMvc conflict = mvc(context, new LockFailureAdvice(HttpStatus.CONFLICT));
+          MockMvc locked = mvc(context, new LockFailureAdvice(HttpStatus.LOCKED));
+          try (Lease held = otherInstance.lock(PREFIX + "stock:sku-1").acquire(Duration.ZERO)) {
+            assertThat(held.isValid()).isTrue();
+            conflict
+                .perform(post("/sale/sku-1/buy"))
+                .andExpect(status().isConflict())
+                .andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
+                .andExpect(jsonPath("$.status").value(409));
+            locked.perform(post("/sale/sku-1/buy")).andExpect(status().isLocked());
+          }
+          conflict
+              .perform(post("/sale/sku-1/buy"))
+              .andExpect(status().isOk())
+              .andExpect(content().string("sold sku-1"));
+        });
   }
 
   @Test
   void withoutTheAdviceTheExceptionReachesTheServletContainer() {
     // What applications got before: the container's 500, with the stack trace logged as an error.
     runner.run(
-        whileHeld(
-            "sku-4",
-            mvc ->
-                assertThatThrownBy(() -> mvc.perform(post("/sale/sku-4/buy")))
-                    .hasRootCauseInstanceOf(LockTimeoutException.class)));
+        context -> {
+          MockMvc plain = mvc(context, null);
+          try (Lease held = otherInstance.lock(PREFIX + "stock:sku-2").acquire(Duration.ZERO)) {
+            assertThat(held.isValid()).isTrue();
+            assertThatThrownBy(() -> plain.perform(post("/sale/sku-2/buy")))
+                .hasRootCauseInstanceOf(LockTimeoutException.class);
+          }
+        });
   }
 
-  private static ContextConsumer<AssertableWebApplicationContext> whileHeld(
-      String sku, MvcCall call) {
-    return context -> {
-      assertThat(context).hasNotFailed();
-      try (Lease held = otherInstance.lock(PREFIX + "stock:" + sku).acquire(Duration.ZERO)) {
-        assertThat(held.isValid()).isTrue();
-        call.run(mvc(context));
-      }
-    };
-  }
-
-  private static MockMvc mvc(AssertableWebApplicationContext context) {
-    return MockMvcBuilders.webAppContextSetup(context).build();
-  }
-
-  interface MvcCall {
-    void run(MockMvc mvc) throws Exception;
+  /** The controller over the context's (proxied) {@code @Locked} bean, with the advice if any. */
+  private static MockMvc mvc(ApplicationContext context, @Nullable Object advice) {
+    StandaloneMockMvcBuilder mvc =
+        MockMvcBuilders.standaloneSetup(new SaleController(context.getBean(Stock.class)));
+    if (advice != null) {
+      mvc.setControllerAdvice(advice);
+    }
+    return mvc.build();
   }
 
   /** As in docs/spring.md: the application's own advice. */
@@ -157,19 +132,6 @@ class LockTimeoutHttpStatusTest {
     ProblemDetail lockServiceDown(BackendUnavailableException e) {
       return ProblemDetail.forStatusAndDetail(
           HttpStatus.SERVICE_UNAVAILABLE, "The lock service did not answer; try again.");
-    }
-  }
-
-  @Configuration(proxyBeanMethods = false)
-  static class Sale {
-    @Bean
-    Stock stock() {
-      return new Stock();
-    }
-
-    @Bean
-    SaleController saleController(Stock stock) {
-      return new SaleController(stock);
     }
   }
 
