@@ -17,7 +17,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties(prefix = "dlock")
 public class DlockProperties {
 
-  /** Whether the starter configures anything at all. */
+  /**
+   * Whether the starter configures anything at all. false: no client, and @Locked methods run
+   * without their lock (logged as a warning at start-up, naming them).
+   */
   private boolean enabled = true;
 
   /**
@@ -34,9 +37,12 @@ public class DlockProperties {
   private @Nullable String backendBean;
 
   /**
-   * Backend settings that do not belong in the URI, passed to the backend as they are: for Redis
-   * username, password, keyPrefix (the Redis key prefix, default "dlock:"), commandTimeout
-   * (ISO-8601 such as PT2S). The same keys as the command line's --config file.
+   * Backend settings that do not belong in the URI, in Spring's spelling (key-prefix) or the
+   * backend's (keyPrefix); a key the backend does not read fails the start-up. Redis: username,
+   * password, key-prefix (of the Redis keys, default "dlock:"), command-timeout (ISO-8601 such as
+   * PT2S). Redlock: key-prefix, node-timeout. ZooKeeper: session-timeout, connection-timeout, acl,
+   * username, password, follow-ensemble-changes, owner-ids-shared-across-clients. JDBC: username,
+   * password, mode, table, database, create-schema.
    */
   private Map<String, String> backendProperties = new LinkedHashMap<>();
 

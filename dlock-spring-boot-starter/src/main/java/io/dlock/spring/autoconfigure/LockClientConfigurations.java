@@ -58,7 +58,9 @@ abstract class LockClientConfigurations {
         DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
       String uri = Objects.requireNonNull(properties.getBackend());
       return LockClients.connect(
-          uri, properties.getBackendProperties(), options(properties, listeners));
+          uri,
+          BackendPropertyNames.forUri(uri, properties.getBackendProperties()),
+          options(properties, listeners));
     }
   }
 
@@ -73,6 +75,10 @@ abstract class LockClientConfigurations {
         CuratorFramework curator,
         DlockProperties properties,
         ObjectProvider<LockEventListener> listeners) {
+      BackendPropertyNames.requireNone(
+          properties.getBackendProperties(),
+          "CuratorFramework",
+          "the CuratorFramework's own settings and dlock.zookeeper.root-path");
       return ZooKeeperLocks.newClient(
           curator, properties.getZookeeper().getRootPath(), options(properties, listeners));
     }
@@ -94,7 +100,10 @@ abstract class LockClientConfigurations {
         DlockProperties properties,
         ObjectProvider<LockEventListener> listeners) {
       RedisLockSettings settings =
-          RedisConnectionFactorySettings.of(connectionFactory, properties.getBackendProperties());
+          RedisConnectionFactorySettings.of(
+              connectionFactory,
+              BackendPropertyNames.forBackend(
+                  BackendPropertyNames.Backend.REDIS, properties.getBackendProperties()));
       log.info(
           "dlock locks on {}, the server of the application's LettuceConnectionFactory", settings);
       return RedisLocks.newClient(settings, options(properties, listeners));
@@ -112,6 +121,10 @@ abstract class LockClientConfigurations {
         DataSource dataSource,
         DlockProperties properties,
         ObjectProvider<LockEventListener> listeners) {
+      BackendPropertyNames.requireNone(
+          properties.getBackendProperties(),
+          "DataSource",
+          "the DataSource's own settings and dlock.jdbc.*");
       JdbcLockSettings settings;
       try {
         settings =

@@ -1,0 +1,81 @@
+package io.dlock.spring.autoconfigure;
+
+import io.dlock.spring.Locked;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+
+/**
+ * With {@code dlock.enabled=false}, says at start-up, as a warning, that the starter is off and
+ * which {@code @Locked} methods now run without their lock: they are called as plain methods, and
+ * nothing else would show it (50 concurrent increments of a locked counter ended at 1).
+ */
+final class DisabledLockingWarning implements SmartInitializingSingleton {
+  private static final Logger log = LoggerFactory.getLogger(DisabledLockingWarning.class);
+
+  private final ConfigurableListableBeanFactory beans;
+
+  DisabledLockingWarning(ConfigurableListableBeanFactory beans) {
+    this.beans = beans;
+  }
+
+  @Override
+  public void afterSingletonsInstantiated() {
+    TreeSet<String> methods = lockedMethods();
+    if (methods.isEmpty()) {
+      log.warn(
+          "dlock.enabled=false: the dlock starter is off (no LockClient, no @Locked locking, no"
+              + " ShedLock or Spring Integration adapter)");
+      return;
+    }
+    log.warn(
+        "dlock.enabled=false: these {} @Locked methods run WITHOUT their lock, concurrently on"
+            + " every thread and instance: {}",
+        methods.size(),
+        String.join(", ", methods));
+  }
+
+  /** {@code Type.method(ParameterTypes)} of every {@code @Locked} method of the beans. */
+  TreeSet<String> lockedMethods() {
+    TreeSet<String> found = new TreeSet<>();
+    for (String name : beans.getBeanDefinitionNames()) {
+      Class<?> type = UnknownPropertiesCheck.typeOf(beans, name);
+      if (type == null) {
+        continue;
+      }
+      Class<?> user = ClassUtils.getUserClass(type);
+      Map<Method, Locked> locked;
+      try {
+        locked =
+            MethodIntrospector.selectMethods(
+                user,
+                (MethodIntrospector.MetadataLookup<Locked>)
+                    method -> AnnotatedElementUtils.findMergedAnnotation(method, Locked.class));
+      } catch (RuntimeException | LinkageError e) {
+        continue; // a class whose methods cannot be read (a missing optional type) has none
+      }
+      locked.keySet().forEach(method -> found.add(describe(user, method)));
+    }
+    return found;
+  }
+
+  private static String describe(Class<?> type, Method method) {
+    return type.getSimpleName()
+        + "."
+        + method.getName()
+        + "("
+        + Arrays.stream(method.getParameterTypes())
+            .map(Class::getSimpleName)
+            .collect(Collectors.joining(", "))
+        + ")";
+  }
+}
