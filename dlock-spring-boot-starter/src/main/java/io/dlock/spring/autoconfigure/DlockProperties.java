@@ -80,11 +80,18 @@ public class DlockProperties {
   /** Settings of a client built over the application's CuratorFramework (dlock-zookeeper). */
   private final Zookeeper zookeeper = new Zookeeper();
 
+  /** How web requests answer a lock that was not acquired. */
+  private final Web web = new Web();
+
   /** The lock name the health indicator takes and releases to check that the backend answers. */
   private String healthLockName = "dlock-health-check";
 
   public Jdbc getJdbc() {
     return jdbc;
+  }
+
+  public Web getWeb() {
+    return web;
   }
 
   public Zookeeper getZookeeper() {
@@ -261,6 +268,45 @@ public class DlockProperties {
 
     public void setRootPath(String rootPath) {
       this.rootPath = rootPath;
+    }
+  }
+
+  /** {@code dlock.web.*}: the answers of Spring MVC and WebFlux to locks not acquired. */
+  public static class Web {
+    /** RFC 9457 problem details for LockTimeoutException and BackendUnavailableException. */
+    private final ProblemDetails problemDetails = new ProblemDetails();
+
+    public ProblemDetails getProblemDetails() {
+      return problemDetails;
+    }
+  }
+
+  /** {@code dlock.web.problem-details.*}. */
+  public static class ProblemDetails {
+    /**
+     * Whether a controller advice answers LockTimeoutException with lock-timeout-status and
+     * BackendUnavailableException with 503, as RFC 9457 problem details, instead of a 500 logged as
+     * an error.
+     */
+    private boolean enabled = false;
+
+    /** The HTTP status of a lock not acquired within its wait: 409 (Conflict) or 423 (Locked). */
+    private int lockTimeoutStatus = 409;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public int getLockTimeoutStatus() {
+      return lockTimeoutStatus;
+    }
+
+    public void setLockTimeoutStatus(int lockTimeoutStatus) {
+      this.lockTimeoutStatus = lockTimeoutStatus;
     }
   }
 }
