@@ -429,6 +429,12 @@ abstract class LockStatements {
   }
 
   protected PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    return prepare(c, sql, queryTimeoutSeconds);
+  }
+
+  /** {@code sql} prepared on {@code c}, bounded by the statement timeout. */
+  static PreparedStatement prepare(Connection c, String sql, int queryTimeoutSeconds)
+      throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);
     ps.setQueryTimeout(queryTimeoutSeconds);
     return ps;

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -36,21 +37,35 @@ class MySqlLeaseRowRoundTripsTest {
   private JdbcLockSettings settings;
   private MySqlLeaseRowStatements statements;
 
+  private JdbcLockBackend backend;
+  private Connection connection;
+
+  /**
+   * The tables, and one connection that has served an acquisition already (the first reads the
+   * session's id, once per connection, for the fence of a lost upsert).
+   */
   private void tables(String database) throws Exception {
     settings = LeaseRowRenewalTest.settings(database, "");
-    JdbcLockBackend.connect(settings).close(); // creates the tables
+    backend = JdbcLockBackend.connect(settings); // creates the tables
+    connection = backend.dataSource().getConnection();
     statements =
         database.equals("mariadb")
             ? new MariaDbLeaseRowStatements(settings.table(), Duration.ofSeconds(5))
             : new MySqlLeaseRowStatements(settings.table(), Duration.ofSeconds(5));
+    statements.acquire(connection, "warm-" + UUID.randomUUID(), "t:warm", false, "test", 1_000);
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    if (connection != null) {
+      connection.close();
+      backend.close();
+    }
   }
 
   private AcquireResult acquire(String name, String owner, boolean countsHolds) throws Exception {
-    try (JdbcLockBackend backend = JdbcLockBackend.connect(settings);
-        Connection c = backend.dataSource().getConnection()) {
-      sent.set(0);
-      return statements.acquire(counting(c), name, owner, countsHolds, "test", LEASE_MILLIS);
-    }
+    sent.set(0);
+    return statements.acquire(counting(connection), name, owner, countsHolds, "test", LEASE_MILLIS);
   }
 
   @ParameterizedTest(name = "{0}")
