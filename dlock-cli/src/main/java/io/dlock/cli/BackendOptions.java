@@ -77,6 +77,30 @@ final class BackendOptions {
   }
 
   LockClient connect() {
-    return LockClients.connect(uri(), fileProperties(), LockClientOptions.defaults());
+    return connect(uri(), fileProperties());
+  }
+
+  private static LockClient connect(String uri, Map<String, String> properties) {
+    try {
+      return LockClients.connect(uri, properties, LockClientOptions.defaults());
+    } catch (IllegalStateException e) {
+      if (!uri.startsWith("jdbc:")) {
+        throw e;
+      }
+      String message = String.valueOf(e.getMessage());
+      if (message.contains("createSchema is on")) {
+        throw new BackendNotSetUpException(message, e); // it says to create them by hand
+      }
+      // JdbcLockBackend.connect's only IllegalStateException: the database answered, but its lock
+      // table (or sequence, or the user's rights on them) is not what dlock needs. Its message
+      // says which and names the DDL; the library's fix for a missing table is a Java call, so
+      // say the command line's.
+      throw new BackendNotSetUpException(
+          message
+              + ". With createSchema=true in the --config file dlock creates missing tables at"
+              + " start (the database user needs the right to create them); or create them"
+              + " with the DDL named above (docs/jdbc.md)",
+          e);
+    }
   }
 }

@@ -36,6 +36,7 @@ import picocli.CommandLine.Spec;
       "70:internal error",
       "75:run: lock not acquired within --wait",
       "76:run: lease lost while the command ran; the command was stopped",
+      "78:backend not set up for dlock (JDBC: lock table missing; see createSchema)",
       "127:run: the command could not be started",
       "130:run: dlock was interrupted; the command was stopped"
     })
@@ -101,6 +102,9 @@ public final class Dlock implements Runnable {
           } else if (ex instanceof UnsupportedOperationException) {
             status = ExitCodes.UNAVAILABLE;
             message = ex.getMessage();
+          } else if (ex instanceof BackendNotSetUpException) {
+            status = ExitCodes.CONFIG;
+            message = ex.getMessage();
           } else if (ex instanceof IllegalArgumentException) {
             status = ExitCodes.USAGE;
             message = ex.getMessage();
@@ -108,7 +112,11 @@ public final class Dlock implements Runnable {
             status = ExitCodes.SOFTWARE;
             message = "internal error: " + ex + (verbose ? "" : " (--verbose shows details)");
           }
-          err.println("dlock: " + LockClients.redact(String.valueOf(message)));
+          // One line, as every failure is: a driver's message may span several (PostgreSQL's
+          // "Position:", H2's "SQL statement:").
+          err.println(
+              "dlock: "
+                  + LockClients.redact(String.valueOf(message)).replaceAll("\\s*\\R\\s*", " "));
           if (verbose) {
             ex.printStackTrace(err);
           }

@@ -27,6 +27,13 @@ final class ExitCodes {
   /** {@code run}: the lease was lost while the command ran, and the command was stopped. */
   static final int LEASE_LOST = 76;
 
+  /**
+   * The backend is reachable but not set up for dlock: a JDBC lock table missing or unusable
+   * (EX_CONFIG). Fixed on the server (or by letting dlock create the schema), not on the command
+   * line.
+   */
+  static final int CONFIG = 78;
+
   /** {@code run}: the command could not be started (as shells report it). */
   static final int COMMAND_NOT_FOUND = 127;
 
