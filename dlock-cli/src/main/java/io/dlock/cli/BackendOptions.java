@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -76,8 +77,24 @@ final class BackendOptions {
     return values;
   }
 
+  /** Connects: {@link #connector()} and its step at once. */
   LockClient connect() {
-    return connect(uri(), fileProperties());
+    return connector().get();
+  }
+
+  /**
+   * Reads and checks the backend URI and the {@code --config} file now, before any server is
+   * contacted (an unknown key fails here, naming it), and returns the step that connects, which may
+   * wait on the server.
+   *
+   * @throws IllegalArgumentException if there is no backend, the file cannot be read, or it holds a
+   *     key the backend does not read
+   */
+  Supplier<LockClient> connector() {
+    String uri = uri();
+    Map<String, String> properties = fileProperties();
+    ConfigKeys.check(uri, properties, config);
+    return () -> connect(uri, properties);
   }
 
   private static LockClient connect(String uri, Map<String, String> properties) {

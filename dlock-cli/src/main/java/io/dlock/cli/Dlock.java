@@ -31,7 +31,8 @@ import picocli.CommandLine.Spec;
     exitCodeList = {
       "0:success; for run, the command's own status",
       "1:release --force released nothing",
-      "64:bad command line (unknown option, malformed URI or duration)",
+      "64:bad command line or --config file (unknown option or key, malformed URI,"
+          + " duration or setting)",
       "69:backend unreachable, or it cannot do what was asked",
       "70:internal error",
       "75:run: lock not acquired within --wait",

@@ -12,7 +12,10 @@ final class ExitCodes {
   /** {@code release --force}: nothing was released (not held, or not confirmed). */
   static final int NOTHING_DONE = 1;
 
-  /** Bad command line: unknown option, malformed URI or duration (EX_USAGE). */
+  /**
+   * Bad input: an unknown option or {@code --config} key, a malformed URI, duration or setting
+   * (EX_USAGE). Whatever the user typed or wrote in the file: fixed by changing the invocation.
+   */
   static final int USAGE = 64;
 
   /** The backend cannot be reached or cannot do what was asked (EX_UNAVAILABLE). */
