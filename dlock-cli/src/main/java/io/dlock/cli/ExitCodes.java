@@ -27,7 +27,10 @@ final class ExitCodes {
   /** {@code run}: the lock was not acquired within {@code --wait} (EX_TEMPFAIL). */
   static final int NOT_ACQUIRED = 75;
 
-  /** {@code run}: the lease was lost while the command ran, and the command was stopped. */
+  /**
+   * {@code run}: the lease was lost while the command ran, and the command was stopped; or the
+   * release found it lost after the command ended (the command ran without the lock for a time).
+   */
   static final int LEASE_LOST = 76;
 
   /**

@@ -172,22 +172,13 @@ final class RunCommand implements Callable<Integer> {
     if (stillHeld) {
       return status;
     }
-    // Lost while the command ran and found only now (a command shorter than a renewal). The loss
-    // is said here unless its notice said it (the release fires it too, but on another thread
-    // that this JVM may not wait for). --on-lost=warn keeps the command's status; kill does not
-    // let it hide that the command ran without the lock for some of its time.
-    if (onLost == OnLost.warn) {
-      onLost("found at the release", child, stopped, told, err);
-      return status;
-    }
-    if (!told.getAndSet(true)) {
-      err.println(
-          "dlock: the lease of '"
-              + name
-              + "' was lost before the command ended; it ran without the lock for some time");
-      err.flush();
-    }
-    return ExitCodes.LEASE_LOST;
+    // Lost while the command ran and found only now (a command shorter than a renewal, a lock
+    // broken with release --force). The loss is said here unless its notice said it (the release
+    // fires it too, but on another thread that this JVM may not wait for). --on-lost=warn keeps
+    // the command's status; kill does not let it hide that the command ran without the lock for
+    // some of its time.
+    onLost("the release found the grant already gone", child, stopped, told, err);
+    return onLost == OnLost.warn ? status : ExitCodes.LEASE_LOST;
   }
 
   private void clearInterrupt() {
@@ -199,6 +190,21 @@ final class RunCommand implements Callable<Integer> {
   private void onLost(
       String detail, Process child, AtomicBoolean stopped, AtomicBoolean told, PrintWriter err) {
     if (told.getAndSet(true)) {
+      return;
+    }
+    if (!child.isAlive()) {
+      // Found after the command ended (at the release, or by a renewal just after): nothing is
+      // left to stop or to go on, and the status says it (76, or the command's with warn).
+      err.println(
+          "dlock: "
+              + (onLost == OnLost.warn ? "warning: " : "")
+              + "the lease of '"
+              + name
+              + "' was lost ("
+              + detail
+              + "), found after the command ended: it may have run without the lock for some of"
+              + " its time");
+      err.flush();
       return;
     }
     if (onLost == OnLost.warn) {
