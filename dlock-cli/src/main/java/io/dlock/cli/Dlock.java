@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
       "1:release --force released nothing",
       "64:bad command line or --config file (unknown option or key, malformed URI,"
           + " duration or setting)",
-      "69:backend unreachable, or it cannot do what was asked",
+      "69:backend unreachable (for run: no answer within --wait), or it cannot do what was asked",
       "70:internal error",
       "75:run: lock not acquired within --wait",
       "76:run: lease lost while the command ran (stopped), or found lost at its release",

@@ -18,7 +18,10 @@ final class ExitCodes {
    */
   static final int USAGE = 64;
 
-  /** The backend cannot be reached or cannot do what was asked (EX_UNAVAILABLE). */
+  /**
+   * The backend cannot be reached (or did not answer within {@code run --wait}), or cannot do what
+   * was asked (EX_UNAVAILABLE).
+   */
   static final int UNAVAILABLE = 69;
 
   /** An internal error (EX_SOFTWARE). */
