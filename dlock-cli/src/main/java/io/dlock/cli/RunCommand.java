@@ -98,6 +98,9 @@ final class RunCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments")
   List<String> command = List.of();
 
+  /** The least time connecting gets when --wait is positive. */
+  static final Duration MIN_CONNECT = Duration.ofSeconds(2);
+
   /** Acquire's wait when --wait is left out: a century, as good as no limit. */
   private static final Duration NO_LIMIT = Duration.ofDays(365 * 100);
 
@@ -162,15 +165,17 @@ final class RunCommand implements Callable<Integer> {
   }
 
   /**
-   * How long connecting may take: the wait, since the connection is part of getting the lock; with
-   * {@code --wait 0} (one attempt), the client's operation timeout, which bounds that attempt too;
-   * without {@code --wait}, no bound beyond the backend's own.
+   * How long connecting may take: the wait, since the connection is part of getting the lock, but
+   * at least {@link #MIN_CONNECT}, since connecting takes time of its own (a fresh JVM loads the
+   * client first) that a short wait for a busy lock should not turn into "unavailable"; with {@code
+   * --wait 0} (one attempt), the client's operation timeout, which bounds that attempt too; without
+   * {@code --wait}, no bound beyond the backend's own.
    */
   private @Nullable Duration connectBound() {
     if (wait == null) {
       return null;
     }
-    return wait.isZero() ? LockClientOptions.defaults().operationTimeout() : wait;
+    return wait.isZero() ? LockClientOptions.defaults().operationTimeout() : max(wait, MIN_CONNECT);
   }
 
   /** The connection's bound as the message names it. */
@@ -179,9 +184,18 @@ final class RunCommand implements Callable<Integer> {
     if (bound == null || wait == null) {
       return "the backend's own timeouts";
     }
-    return wait.isZero()
-        ? Durations.format(bound) + " (with --wait 0, the operation timeout bounds the connection)"
-        : "--wait " + Durations.format(wait);
+    if (wait.isZero()) {
+      return Durations.format(bound)
+          + " (with --wait 0, the operation timeout bounds the connection)";
+    }
+    return bound.equals(wait)
+        ? "--wait " + Durations.format(wait)
+        : Durations.format(bound)
+            + " (--wait "
+            + Durations.format(wait)
+            + ", at least "
+            + Durations.format(MIN_CONNECT)
+            + " to connect)";
   }
 
   private static Duration max(Duration a, Duration b) {
