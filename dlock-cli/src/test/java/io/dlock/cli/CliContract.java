@@ -104,8 +104,8 @@ abstract class CliContract {
 
   @Test
   void aLeaseBrokenBeforeAShortCommandEndsGivesTheLostStatus() throws Exception {
-    // Issue 30, item 3: broken with release --force while the command ran, the loss seen only at
-    // the release, after the command ended; that release must not let dlock exit 0.
+    // Issue 30, item 3: broken while the command ran (release --force, or a delete on the server),
+    // the loss seen only at the release, after the command ended; that must not let dlock exit 0.
     String name = prefix + "short";
     Path go = dir.resolve("short.go");
     Path errFile = dir.resolve("short.err");
@@ -125,7 +125,10 @@ abstract class CliContract {
             "while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 0");
     started.add(holder);
     awaitHeld(name);
-    assertThat(dlock("release", "--force", "--yes", name).exit()).isZero();
+    // Behind its back, as each backend's test does it (on ZooKeeper and PostgreSQL, the forced
+    // release that release --force makes). Not with release --force itself: on Redlock, whose
+    // masters get 0.5 s each, it once found the lock not held on a machine at load 30.
+    deleteLockOnServer(name);
     Files.writeString(go, "");
     assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     assertThat(holder.exitValue()).isEqualTo(ExitCodes.LEASE_LOST);
