@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -76,7 +77,47 @@ final class BackendOptions {
     return values;
   }
 
+  /** Connects: {@link #connector()} and its step at once. */
   LockClient connect() {
-    return LockClients.connect(uri(), fileProperties(), LockClientOptions.defaults());
+    return connector().get();
+  }
+
+  /**
+   * Reads and checks the backend URI and the {@code --config} file now, before any server is
+   * contacted (an unknown key fails here, naming it), and returns the step that connects, which may
+   * wait on the server.
+   *
+   * @throws IllegalArgumentException if there is no backend, the file cannot be read, or it holds a
+   *     key the backend does not read
+   */
+  Supplier<LockClient> connector() {
+    String uri = uri();
+    Map<String, String> properties = fileProperties();
+    ConfigKeys.check(uri, properties, config);
+    return () -> connect(uri, properties);
+  }
+
+  private static LockClient connect(String uri, Map<String, String> properties) {
+    try {
+      return LockClients.connect(uri, properties, LockClientOptions.defaults());
+    } catch (IllegalStateException e) {
+      if (!uri.startsWith("jdbc:")) {
+        throw e;
+      }
+      String message = String.valueOf(e.getMessage());
+      if (message.contains("createSchema is on")) {
+        throw new BackendNotSetUpException(message, e); // it says to create them by hand
+      }
+      // JdbcLockBackend.connect's only IllegalStateException: the database answered, but its lock
+      // table (or sequence, or the user's rights on them) is not what dlock needs. Its message
+      // says which and names the DDL; the library's fix for a missing table is a Java call, so
+      // say the command line's.
+      throw new BackendNotSetUpException(
+          message
+              + ". With createSchema=true in the --config file dlock creates missing tables at"
+              + " start (the database user needs the right to create them); or create them"
+              + " with the DDL named above (docs/jdbc.md)",
+          e);
+    }
   }
 }

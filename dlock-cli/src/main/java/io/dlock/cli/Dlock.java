@@ -31,11 +31,13 @@ import picocli.CommandLine.Spec;
     exitCodeList = {
       "0:success; for run, the command's own status",
       "1:release --force released nothing",
-      "64:bad command line (unknown option, malformed URI or duration)",
-      "69:backend unreachable, or it cannot do what was asked",
+      "64:bad command line or --config file (unknown option or key, malformed URI,"
+          + " duration or setting)",
+      "69:backend unreachable (for run: no answer within --wait), or it cannot do what was asked",
       "70:internal error",
       "75:run: lock not acquired within --wait",
-      "76:run: lease lost while the command ran; the command was stopped",
+      "76:run: lease lost while the command ran (stopped), or found lost at its release",
+      "78:backend not set up for dlock (JDBC: lock table missing; see createSchema)",
       "127:run: the command could not be started",
       "130:run: dlock was interrupted; the command was stopped"
     })
@@ -101,6 +103,9 @@ public final class Dlock implements Runnable {
           } else if (ex instanceof UnsupportedOperationException) {
             status = ExitCodes.UNAVAILABLE;
             message = ex.getMessage();
+          } else if (ex instanceof BackendNotSetUpException) {
+            status = ExitCodes.CONFIG;
+            message = ex.getMessage();
           } else if (ex instanceof IllegalArgumentException) {
             status = ExitCodes.USAGE;
             message = ex.getMessage();
@@ -108,7 +113,11 @@ public final class Dlock implements Runnable {
             status = ExitCodes.SOFTWARE;
             message = "internal error: " + ex + (verbose ? "" : " (--verbose shows details)");
           }
-          err.println("dlock: " + LockClients.redact(String.valueOf(message)));
+          // One line, as every failure is: a driver's message may span several (PostgreSQL's
+          // "Position:", H2's "SQL statement:").
+          err.println(
+              "dlock: "
+                  + LockClients.redact(String.valueOf(message)).replaceAll("\\s*\\R\\s*", " "));
           if (verbose) {
             ex.printStackTrace(err);
           }

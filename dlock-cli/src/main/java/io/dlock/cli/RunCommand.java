@@ -4,6 +4,8 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.DistributedLock;
 import io.dlock.Lease;
 import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -46,12 +49,16 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--name", required = true, paramLabel = "NAME", description = "the lock's name")
   String name = "";
 
+  /** The longest --wait taken; leaving --wait out waits without limit. */
+  static final Duration MAX_WAIT = Duration.ofDays(365);
+
   @Option(
       names = "--wait",
       paramLabel = "DURATION",
       converter = Durations.class,
       description =
-          "how long to wait for the lock (500ms, 30s, 5m); 0 = one attempt;" + " default: no limit")
+          "how long to wait for the lock, connecting included (5 = 5 seconds, 500ms, 30s, 5m);"
+              + " 0 = one attempt; default: no limit")
   @Nullable Duration wait;
 
   @Option(
@@ -91,13 +98,23 @@ final class RunCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments")
   List<String> command = List.of();
 
+  /** The least time connecting gets when --wait is positive. */
+  static final Duration MIN_CONNECT = Duration.ofSeconds(2);
+
+  /** Acquire's wait when --wait is left out: a century, as good as no limit. */
+  private static final Duration NO_LIMIT = Duration.ofDays(365 * 100);
+
   /** Whether the calling thread was interrupted (run in process): set again once all is done. */
   private boolean interrupted;
 
   @Override
   public Integer call() {
-    if (wait != null && wait.isNegative()) {
-      throw new IllegalArgumentException("--wait must be zero or more");
+    if (wait != null && (wait.isNegative() || wait.compareTo(MAX_WAIT) > 0)) {
+      throw new IllegalArgumentException(
+          "--wait must be from 0 to "
+              + Durations.format(MAX_WAIT)
+              + " (leave it out to wait without limit), but was "
+              + Durations.format(wait));
     }
     if (conflictExitCode < 0 || conflictExitCode > 255) {
       throw new IllegalArgumentException("--conflict-exit-code must be from 0 to 255");
@@ -114,11 +131,27 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private int acquireAndRun(LockOptions options, PrintWriter err, RunShutdown shutdown) {
-    try (LockClient client = backend.connect()) {
+    long start = System.nanoTime();
+    Supplier<LockClient> connector = backend.connector(); // a bad --config fails before any wait
+    LockClient connected;
+    try {
+      connected =
+          BoundedConnect.connect(
+              connector, connectBound(), LockClients.redact(backend.uri()), connectBoundText());
+    } catch (InterruptedException e) {
+      interrupted = true; // stopped while connecting: nothing is held
+      return ExitCodes.INTERRUPTED;
+    }
+    try (LockClient client = connected) {
       DistributedLock lock = client.lock(name, options);
       Lease held;
       try {
-        held = lock.acquire(wait == null ? Duration.ofDays(365 * 100) : wait);
+        // What the connection left of the wait; none left still makes one attempt.
+        held =
+            lock.acquire(
+                wait == null
+                    ? NO_LIMIT
+                    : max(Duration.ZERO, wait.minusNanos(System.nanoTime() - start)));
       } catch (LockTimeoutException e) {
         err.println("dlock: lock '" + name + "' not acquired within " + Durations.format(wait));
         err.flush();
@@ -129,6 +162,44 @@ final class RunCommand implements Callable<Integer> {
       }
       return runHolding(held, err, shutdown);
     }
+  }
+
+  /**
+   * How long connecting may take: the wait, since the connection is part of getting the lock, but
+   * at least {@link #MIN_CONNECT}, since connecting takes time of its own (a fresh JVM loads the
+   * client first) that a short wait for a busy lock should not turn into "unavailable"; with {@code
+   * --wait 0} (one attempt), the client's operation timeout, which bounds that attempt too; without
+   * {@code --wait}, no bound beyond the backend's own.
+   */
+  private @Nullable Duration connectBound() {
+    if (wait == null) {
+      return null;
+    }
+    return wait.isZero() ? LockClientOptions.defaults().operationTimeout() : max(wait, MIN_CONNECT);
+  }
+
+  /** The connection's bound as the message names it. */
+  private String connectBoundText() {
+    Duration bound = connectBound();
+    if (bound == null || wait == null) {
+      return "the backend's own timeouts";
+    }
+    if (wait.isZero()) {
+      return Durations.format(bound)
+          + " (with --wait 0, the operation timeout bounds the connection)";
+    }
+    return bound.equals(wait)
+        ? "--wait " + Durations.format(wait)
+        : Durations.format(bound)
+            + " (--wait "
+            + Durations.format(wait)
+            + ", at least "
+            + Durations.format(MIN_CONNECT)
+            + " to connect)";
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
   }
 
   private int runHolding(Lease held, PrintWriter err, RunShutdown shutdown) {
@@ -172,22 +243,13 @@ final class RunCommand implements Callable<Integer> {
     if (stillHeld) {
       return status;
     }
-    // Lost while the command ran and found only now (a command shorter than a renewal). The loss
-    // is said here unless its notice said it (the release fires it too, but on another thread
-    // that this JVM may not wait for). --on-lost=warn keeps the command's status; kill does not
-    // let it hide that the command ran without the lock for some of its time.
-    if (onLost == OnLost.warn) {
-      onLost("found at the release", child, stopped, told, err);
-      return status;
-    }
-    if (!told.getAndSet(true)) {
-      err.println(
-          "dlock: the lease of '"
-              + name
-              + "' was lost before the command ended; it ran without the lock for some time");
-      err.flush();
-    }
-    return ExitCodes.LEASE_LOST;
+    // Lost while the command ran and found only now (a command shorter than a renewal, a lock
+    // broken with release --force). The loss is said here unless its notice said it (the release
+    // fires it too, but on another thread that this JVM may not wait for). --on-lost=warn keeps
+    // the command's status; kill does not let it hide that the command ran without the lock for
+    // some of its time.
+    onLost("the release found the grant already gone", child, stopped, told, err);
+    return onLost == OnLost.warn ? status : ExitCodes.LEASE_LOST;
   }
 
   private void clearInterrupt() {
@@ -199,6 +261,21 @@ final class RunCommand implements Callable<Integer> {
   private void onLost(
       String detail, Process child, AtomicBoolean stopped, AtomicBoolean told, PrintWriter err) {
     if (told.getAndSet(true)) {
+      return;
+    }
+    if (!child.isAlive()) {
+      // Found after the command ended (at the release, or by a renewal just after): nothing is
+      // left to stop or to go on, and the status says it (76, or the command's with warn).
+      err.println(
+          "dlock: "
+              + (onLost == OnLost.warn ? "warning: " : "")
+              + "the lease of '"
+              + name
+              + "' was lost ("
+              + detail
+              + "), found after the command ended: it may have run without the lock for some of"
+              + " its time");
+      err.flush();
       return;
     }
     if (onLost == OnLost.warn) {

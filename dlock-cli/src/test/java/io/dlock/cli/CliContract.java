@@ -103,7 +103,9 @@ abstract class CliContract {
   }
 
   @Test
-  void aLeaseLostBeforeAShortCommandEndsGivesTheLostStatus() throws Exception {
+  void aLeaseBrokenBeforeAShortCommandEndsGivesTheLostStatus() throws Exception {
+    // Issue 30, item 3: broken while the command ran (release --force, or a delete on the server),
+    // the loss seen only at the release, after the command ended; that must not let dlock exit 0.
     String name = prefix + "short";
     Path go = dir.resolve("short.go");
     Path errFile = dir.resolve("short.err");
@@ -123,11 +125,17 @@ abstract class CliContract {
             "while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 0");
     started.add(holder);
     awaitHeld(name);
+    // Behind its back, as each backend's test does it (on ZooKeeper and PostgreSQL, the forced
+    // release that release --force makes). Not with release --force itself: on Redlock, whose
+    // masters get 0.5 s each, it once found the lock not held on a machine at load 30.
     deleteLockOnServer(name);
     Files.writeString(go, "");
     assertThat(holder.waitFor(scaled(30_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     assertThat(holder.exitValue()).isEqualTo(ExitCodes.LEASE_LOST);
-    assertThat(Files.readString(errFile)).contains("lease of '" + name + "' was lost");
+    assertThat(Files.readString(errFile))
+        .contains("lease of '" + name + "' was lost")
+        .contains("found after the command ended")
+        .doesNotContain("stopping the command"); // it had ended: nothing was stopped
   }
 
   @Test
