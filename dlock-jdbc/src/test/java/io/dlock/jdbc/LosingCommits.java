@@ -5,7 +5,9 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLTimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
@@ -35,38 +37,66 @@ final class LosingCommits {
             });
   }
 
+  /**
+   * {@code c}, whose statements starting with {@code sqlPrefix} (after leading whitespace) run,
+   * then throw a driver timeout (SQLState none), as MySQL Connector/J does when its timer fired as
+   * the answer came: the statement applied, the caller hears it failed.
+   */
+  static Connection failingAfter(Connection c, String sqlPrefix) {
+    return withStatements(
+        c,
+        sqlPrefix,
+        (statement, method) -> {
+          if (method.getName().startsWith("execute")) {
+            throw new SQLTimeoutException(
+                "Statement cancelled due to timeout or client request (test)");
+          }
+        });
+  }
+
   private static Connection losingStatements(
       Connection real, AtomicBoolean armed, String sqlPrefix) {
+    return withStatements(
+        real,
+        sqlPrefix,
+        (statement, method) -> {
+          if (method.getName().startsWith("execute")
+              && real.getAutoCommit()
+              && armed.compareAndSet(true, false)) {
+            real.abort(Runnable::run); // the pool drops it
+            throw new SQLNonTransientConnectionException(
+                "the connection died with the statement's answer (test)", "08S01");
+          }
+        });
+  }
+
+  /** What happens after a statement's method ran: nothing, or a failure thrown instead. */
+  @FunctionalInterface
+  private interface AfterCall {
+    void after(PreparedStatement statement, Method method) throws SQLException;
+  }
+
+  /** {@code real}, whose statements starting with {@code sqlPrefix} run {@code after} each call. */
+  private static Connection withStatements(Connection real, String sqlPrefix, AfterCall after) {
     return (Connection)
         Proxy.newProxyInstance(
             LosingCommits.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
               Object result = invoke(real, method, args);
-              if (method.getName().equals("prepareStatement")
-                  && ((String) args[0]).strip().startsWith(sqlPrefix)) {
-                return losing((PreparedStatement) result, real, armed);
+              if (!method.getName().equals("prepareStatement")
+                  || !((String) args[0]).strip().startsWith(sqlPrefix)) {
+                return result;
               }
-              return result;
-            });
-  }
-
-  private static PreparedStatement losing(
-      PreparedStatement statement, Connection connection, AtomicBoolean armed) {
-    return (PreparedStatement)
-        Proxy.newProxyInstance(
-            LosingCommits.class.getClassLoader(),
-            new Class<?>[] {PreparedStatement.class},
-            (proxy, method, args) -> {
-              Object result = invoke(statement, method, args);
-              if (method.getName().startsWith("execute")
-                  && connection.getAutoCommit()
-                  && armed.compareAndSet(true, false)) {
-                connection.abort(Runnable::run); // the pool drops it
-                throw new SQLNonTransientConnectionException(
-                    "the connection died with the statement's answer (test)", "08S01");
-              }
-              return result;
+              PreparedStatement statement = (PreparedStatement) result;
+              return Proxy.newProxyInstance(
+                  LosingCommits.class.getClassLoader(),
+                  new Class<?>[] {PreparedStatement.class},
+                  (p, m, a) -> {
+                    Object answer = invoke(statement, m, a);
+                    after.after(statement, m);
+                    return answer;
+                  });
             });
   }
 

@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dlock.spi.AcquireResult;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -107,7 +104,12 @@ class LostUpsertTest {
       assertThatThrownBy(
               () ->
                   statements.acquire(
-                      failingAfter(c, "INSERT"), name, "o:timed-out", true, "test", LEASE))
+                      LosingCommits.failingAfter(c, "INSERT"),
+                      name,
+                      "o:timed-out",
+                      true,
+                      "test",
+                      LEASE))
           .isInstanceOf(SQLTimeoutException.class);
       assertThat(row(other, name))
           .as("nothing granted by an attempt that failed")
@@ -135,7 +137,12 @@ class LostUpsertTest {
       assertThatThrownBy(
               () ->
                   statements.acquire(
-                      failingAfter(c, "SELECT owner"), name, "o:shared", true, "B", LEASE))
+                      LosingCommits.failingAfter(c, "SELECT owner"),
+                      name,
+                      "o:shared",
+                      true,
+                      "B",
+                      LEASE))
           .isInstanceOf(SQLTimeoutException.class);
       statements.release(other, name, "o:shared", token); // the only hold handed out
       assertThat(statements.acquire(other, name, "t:stranger", false, "x", LEASE))
@@ -179,41 +186,6 @@ class LostUpsertTest {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) + "|" + rs.getInt(2) + "|" + rs.getLong(3) : "no row";
       }
-    }
-  }
-
-  /** {@code c}, whose statements starting with {@code prefix} run, then throw a driver timeout. */
-  private static Connection failingAfter(Connection c, String prefix) {
-    return (Connection)
-        Proxy.newProxyInstance(
-            LostUpsertTest.class.getClassLoader(),
-            new Class<?>[] {Connection.class},
-            (proxy, method, args) -> {
-              Object result = invoke(c, method, args);
-              if (method.getName().equals("prepareStatement")
-                  && ((String) args[0]).strip().startsWith(prefix)) {
-                PreparedStatement ps = (PreparedStatement) result;
-                return Proxy.newProxyInstance(
-                    LostUpsertTest.class.getClassLoader(),
-                    new Class<?>[] {PreparedStatement.class},
-                    (p, m, a) -> {
-                      Object r = invoke(ps, m, a);
-                      if (m.getName().startsWith("execute")) {
-                        throw new SQLTimeoutException(
-                            "Statement cancelled due to timeout or client request (test)");
-                      }
-                      return r;
-                    });
-              }
-              return result;
-            });
-  }
-
-  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
     }
   }
 }
