@@ -75,11 +75,12 @@ class ShedLockLockAtMostForTest {
   @Test
   void aLockAtMostForLongerThanTheCoresLongestLeaseIsRenewedUntilItEnds() {
     String name = name();
-    SimpleLock lock = provider.lock(config(name, Duration.ofDays(30))).orElseThrow();
+    // A thousand years: more than the monotonic clock's nanoseconds can count, too.
+    SimpleLock lock = provider.lock(config(name, Duration.ofDays(365L * 1000))).orElseThrow();
 
     // The longest lease the core gives, renewed: not the few seconds of a short lock.
     assertThat(held(name).get(0).leaseRemaining()).isNotNull().isGreaterThan(Duration.ofDays(6));
-    SimpleLock extended = lock.extend(Duration.ofDays(60), Duration.ZERO).orElseThrow();
+    SimpleLock extended = lock.extend(Duration.ofDays(365L * 2000), Duration.ZERO).orElseThrow();
     extended.unlock();
     assertThat(held(name)).isEmpty();
   }

@@ -88,7 +88,7 @@ public final class DlockLockProvider implements ExtensibleLockProvider, AutoClos
     if (untilEnd.isNegative()) {
       untilEnd = Duration.ZERO;
     }
-    long endNanos = now + untilEnd.toNanos();
+    long endNanos = DlockSimpleLock.endAfter(now, untilEnd);
     LockOptions options = serverLeases.forGrant(untilEnd);
     // A grant of its own (not reentrant, also on the same thread), without an owner id: its lease
     // is this lock's alone, so it can be extended and shortened and trusted like any other.

@@ -48,6 +48,12 @@ final class DlockSimpleLock implements SimpleLock {
   /** When the lock ends, on the monotonic clock. */
   private final long endNanos;
 
+  /**
+   * Longer than any lock needs to last: ShedLock accepts a lockAtMostFor of centuries, more than
+   * the monotonic clock's nanoseconds can count.
+   */
+  private static final Duration FOREVER = Duration.ofDays(100L * 365);
+
   private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
 
   /** Completed once the lock lapsed and its grant was released (or the release failed). */
@@ -95,6 +101,11 @@ final class DlockSimpleLock implements SimpleLock {
       // The provider is closed: the grant stays with the client, whose close releases it.
       log.debug("ShedLock lock '{}' taken after the provider closed", name());
     }
+  }
+
+  /** When a lock that lasts {@code lasting} from {@code nowNanos} ends, on the monotonic clock. */
+  static long endAfter(long nowNanos, Duration lasting) {
+    return nowNanos + (lasting.compareTo(FOREVER) > 0 ? FOREVER : lasting).toNanos();
   }
 
   private String name() {
@@ -172,6 +183,7 @@ final class DlockSimpleLock implements SimpleLock {
       if (s == State.ACTIVE && state.compareAndSet(State.ACTIVE, State.DONE)) {
         cancelEndTimer();
         Duration keep = Duration.between(ClockProvider.now(), configuration.getLockAtLeastUntil());
+        keep = keep.compareTo(FOREVER) > 0 ? FOREVER : keep;
         provider
             .delayedReleases()
             .releaseAfter(lease, keep, renewed, "ShedLock lock '" + name() + "'");
@@ -220,7 +232,7 @@ final class DlockSimpleLock implements SimpleLock {
       }
       throw new IllegalStateException("lock '" + name() + "' already unlocked or extended");
     }
-    long newEnd = System.nanoTime() + lockAtMostFor.toNanos();
+    long newEnd = endAfter(System.nanoTime(), lockAtMostFor);
     try {
       lease.extend(serverLease);
     } catch (LockException | IllegalStateException e) {
