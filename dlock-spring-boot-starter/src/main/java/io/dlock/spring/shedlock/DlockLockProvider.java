@@ -10,7 +10,10 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -44,7 +47,11 @@ public final class DlockLockProvider implements ExtensibleLockProvider, AutoClos
   /** Ends locks at their {@code lockAtMostFor}; its tasks only hand the release on. */
   private final ScheduledExecutorService timer;
 
-  /** Where the releases at {@code lockAtMostFor} wait for the server. */
+  /**
+   * Where the releases at {@code lockAtMostFor} wait for the server, one at a time: a release that
+   * waits for a backend that does not answer delays the next by at most the operation timeout, and
+   * the server's leases bound them all.
+   */
   private final ExecutorService releases;
 
   /**
@@ -69,7 +76,18 @@ public final class DlockLockProvider implements ExtensibleLockProvider, AutoClos
     this.serverLeases = new ServerLeases(operationTimeout);
     this.delayedReleases = new DeferredReleases("dlock-shedlock-release");
     this.timer = DriverThreads.timer("dlock-shedlock-end");
-    this.releases = DriverThreads.onDemand("dlock-shedlock-end-release");
+    // One thread, started now and kept: a release at lockAtMostFor should leave when it is due,
+    // not after a thread has been made for it.
+    ThreadPoolExecutor releaseThread =
+        new ThreadPoolExecutor(
+            1,
+            1,
+            0,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            DriverThreads.daemon("dlock-shedlock-end-release"));
+    releaseThread.prestartCoreThread();
+    this.releases = releaseThread;
   }
 
   /**

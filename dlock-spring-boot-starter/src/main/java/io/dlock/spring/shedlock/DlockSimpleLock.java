@@ -117,16 +117,21 @@ final class DlockSimpleLock implements SimpleLock {
     if (!state.compareAndSet(State.ACTIVE, State.LAPSED)) {
       return; // unlocked, extended, or an extension under way (it checks the end itself)
     }
+    try {
+      provider.releases().execute(this::releaseAtEnd);
+    } catch (RejectedExecutionException e) {
+      releaseAtEnd(); // closed meanwhile: release here rather than not at all
+    }
+  }
+
+  private void releaseAtEnd() {
+    releaseLapsed();
+    // Logged after the release, which is due now.
     log.info(
         "ShedLock lock '{}' reached its lockAtMostFor of {} while held: released, its job may run"
             + " elsewhere now",
         name(),
         configuration.getLockAtMostFor());
-    try {
-      provider.releases().execute(this::releaseLapsed);
-    } catch (RejectedExecutionException e) {
-      releaseLapsed(); // closed meanwhile: release here rather than not at all
-    }
   }
 
   /**
@@ -136,12 +141,12 @@ final class DlockSimpleLock implements SimpleLock {
   private void lapseHere() {
     if (state.compareAndSet(State.ACTIVE, State.LAPSED)) {
       cancelEndTimer();
+      releaseLapsed();
       log.info(
           "ShedLock lock '{}' had passed its lockAtMostFor of {} when it was granted or extended:"
               + " released",
           name(),
           configuration.getLockAtMostFor());
-      releaseLapsed();
       return;
     }
     if (state.get() == State.LAPSED) {
