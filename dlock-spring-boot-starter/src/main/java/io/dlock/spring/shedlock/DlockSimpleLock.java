@@ -143,8 +143,8 @@ final class DlockSimpleLock implements SimpleLock {
       cancelEndTimer();
       releaseLapsed();
       log.info(
-          "ShedLock lock '{}' had passed its lockAtMostFor of {} when it was granted or extended:"
-              + " released",
+          "ShedLock lock '{}' had passed its lockAtMostFor of {} when it was granted, or when"
+              + " it was to be extended: released",
           name(),
           configuration.getLockAtMostFor());
       return;
