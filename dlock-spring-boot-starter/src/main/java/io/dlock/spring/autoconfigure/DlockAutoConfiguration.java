@@ -155,8 +155,9 @@ public class DlockAutoConfiguration {
   static class ShedLockConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockProvider.class)
-    DlockLockProvider dlockShedLockProvider(LockAcquirer acquirer) {
-      return new DlockLockProvider(acquirer);
+    DlockLockProvider dlockShedLockProvider(LockAcquirer acquirer, DlockProperties properties) {
+      // The server's lease outlasts any answer the client waits for: its operation timeout.
+      return new DlockLockProvider(acquirer, properties.getOperationTimeout());
     }
   }
 
