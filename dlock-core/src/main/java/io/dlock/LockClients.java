@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Creates a {@link LockClient} from a backend URI, with whichever backend modules are on the class
@@ -54,13 +55,41 @@ public final class LockClients {
       }
       known.add(provider.schemes());
     }
+    String module = moduleOf(uri);
     throw new IllegalArgumentException(
         "backend URI '"
             + redact(uri)
             + "' is not supported; "
-            + (known.isEmpty()
-                ? "no backend module is on the class path"
-                : "supported: " + String.join(", ", known)));
+            + (module != null
+                ? "its backend is in io.dlock:"
+                    + module
+                    + ", which is not on the class path: add it"
+                    + " as a dependency"
+                    + (known.isEmpty()
+                        ? ""
+                        : " (on the class path: " + String.join(", ", known) + ")")
+                : known.isEmpty()
+                    ? "no backend module is on the class path"
+                    : "supported: " + String.join(", ", known)));
+  }
+
+  /**
+   * The module whose backend takes {@code uri}, by its scheme, or null: so that a missing
+   * dependency is named rather than the URI called unsupported (found by a new user: {@code zk://}
+   * without dlock-zookeeper).
+   */
+  private static @Nullable String moduleOf(String uri) {
+    String lower = uri.toLowerCase(java.util.Locale.ROOT);
+    if (lower.startsWith("redis") || lower.startsWith("redlock://")) {
+      return "dlock-redis";
+    }
+    if (lower.startsWith("zk://")) {
+      return "dlock-zookeeper";
+    }
+    if (lower.startsWith("jdbc:")) {
+      return "dlock-jdbc";
+    }
+    return null;
   }
 
   /**
