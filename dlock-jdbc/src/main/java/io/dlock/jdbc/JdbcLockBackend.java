@@ -149,9 +149,10 @@ public final class JdbcLockBackend
           e);
     } catch (LockStatements.SchemaProblem e) {
       closeQuietly(ownPool);
-      throw new IllegalStateException(
+      throw new JdbcSchemaException(
           "The lock database at " + settings.describeTarget() + " is not set up: " + e.getMessage(),
-          e);
+          e,
+          e.creatable() && !settings.createSchema());
     } catch (RuntimeException e) {
       closeQuietly(ownPool);
       throw e;

@@ -396,8 +396,9 @@ abstract class LockStatements {
                 + fenceObject()
                 + " is missing (or lacks a column): create them with the DDL in "
                 + schemaResource()
-                + " (printed in docs/jdbc.md), or let dlock create them with"
-                + " JdbcLockSettings.withCreateSchema(true) ["
+                + " (printed in docs/jdbc.md), or let dlock create them at start with the"
+                + " create-schema setting (JdbcLockSettings.withCreateSchema(true); the property"
+                + " createSchema=true; dlock.jdbc.create-schema=true in Spring Boot) ["
                 + e.getMessage()
                 + "]",
             e);

@@ -21,11 +21,15 @@ class SetupErrorsTest {
             () ->
                 JdbcLockBackend.connect(
                     JdbcLockSettings.of(TestDatabases.H2_URL).withTable("no_such_locks")))
-        .isInstanceOf(IllegalStateException.class)
+        .isInstanceOfSatisfying(
+            JdbcSchemaException.class,
+            e -> assertThat(e.fixedByCreatingTheSchema()).as("createSchema fixes it").isTrue())
         .hasMessageContaining("'no_such_locks'")
         .hasMessageContaining("is missing")
         .hasMessageContaining("io/dlock/jdbc/schema/h2.sql")
-        .hasMessageContaining("withCreateSchema(true)");
+        .hasMessageContaining("withCreateSchema(true)")
+        .hasMessageContaining("createSchema=true")
+        .hasMessageContaining("dlock.jdbc.create-schema=true");
   }
 
   @Test

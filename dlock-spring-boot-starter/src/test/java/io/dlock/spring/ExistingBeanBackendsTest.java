@@ -72,6 +72,21 @@ class ExistingBeanBackendsTest {
             });
   }
 
+  /** A missing table names the application's property, not the library's Java call (issue 30). */
+  @Test
+  void aMissingLockTableInTheApplicationsDataSourceNamesTheProperty() {
+    runner
+        .withPropertyValues(
+            "spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .hasStackTraceContaining(
+                        "dlock's lock table is missing in the application's DataSource: set"
+                            + " dlock.jdbc.create-schema=true"));
+  }
+
   @Test
   void overTheApplicationsCuratorFramework() throws Exception {
     try (TestingServer zookeeper = new TestingServer(true)) {

@@ -6,6 +6,7 @@ import io.dlock.LockClients;
 import io.dlock.LockEventListener;
 import io.dlock.jdbc.JdbcLockSettings;
 import io.dlock.jdbc.JdbcLocks;
+import io.dlock.jdbc.JdbcSchemaException;
 import io.dlock.redis.RedisLockSettings;
 import io.dlock.redis.RedisLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
@@ -134,7 +135,20 @@ abstract class LockClientConfigurations {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("dlock.jdbc.table: " + e.getMessage(), e);
       }
-      return JdbcLocks.newClient(settings, options(properties, listeners));
+      try {
+        return JdbcLocks.newClient(settings, options(properties, listeners));
+      } catch (JdbcSchemaException e) {
+        if (!e.fixedByCreatingTheSchema()) {
+          throw e;
+        }
+        // Say it in the application's terms: its property, not the library's Java call.
+        throw new IllegalStateException(
+            "dlock's lock table is missing in the application's DataSource: set"
+                + " dlock.jdbc.create-schema=true to create it at start (the database user needs"
+                + " the right to), or create it with the DDL named below. "
+                + e.getMessage(),
+            e);
+      }
     }
   }
 
