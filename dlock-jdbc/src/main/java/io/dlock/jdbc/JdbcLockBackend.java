@@ -125,7 +125,11 @@ public final class JdbcLockBackend
       LockStatements statements =
           dialect.leaseRowStatements(settings.table(), settings.statementTimeout());
       HeldLockStatements held = heldStatementsFor(settings, dialect, c);
-      if (settings.createSchema()) {
+      if (settings.createSchema() && statements.surelyMissing(c)) {
+        // A fresh database: created without probing first, whose failed statement MariaDB's
+        // driver logs as a WARN on every such start (found by a new user).
+        JdbcSchema.createSchema(c, statements);
+      } else if (settings.createSchema()) {
         try {
           JdbcSchema.probe(c, statements, held);
         } catch (LockStatements.SchemaProblem missing) {

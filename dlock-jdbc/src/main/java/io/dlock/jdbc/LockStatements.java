@@ -322,6 +322,14 @@ abstract class LockStatements {
     }
   }
 
+  /**
+   * Whether the lock table surely does not exist, asked without a failing statement: false where
+   * the dialect cannot tell so (then the probe finds out).
+   */
+  boolean surelyMissing(Connection c) throws SQLException {
+    return false;
+  }
+
   /** Reads, writes (no rows) and draws from the sequence, to report a bad setup at start. */
   void probe(Connection c) throws SQLException, SchemaProblem {
     // First: the other dialect's table would also fail the reads below, with a less useful message.
@@ -344,7 +352,8 @@ abstract class LockStatements {
     probeStep(c, probeSequence(), "use " + fenceObject() + " of", fencePrivilege());
   }
 
-  private boolean tableExists(Connection c, String name) throws SQLException {
+  /** Whether {@code name} is a table of the connection's database (MySQL family). */
+  final boolean tableExists(Connection c, String name) throws SQLException {
     try (PreparedStatement ps =
         prepare(
             c,

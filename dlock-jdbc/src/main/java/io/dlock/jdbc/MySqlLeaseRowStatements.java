@@ -143,6 +143,17 @@ class MySqlLeaseRowStatements extends LockStatements {
     }
   }
 
+  /**
+   * Asked of information_schema, which answers without an error packet for a missing table. Not
+   * "missing" beside the other dialect's counter: the probe must refuse that table, before anything
+   * is created next to it.
+   */
+  @Override
+  boolean surelyMissing(Connection c) throws SQLException {
+    String foreign = foreignCounter();
+    return !tableExists(c, table) && (foreign == null || !tableExists(c, foreign));
+  }
+
   @Override
   String probeColumns() {
     return super.probeColumns() + ", grant_nonce";
