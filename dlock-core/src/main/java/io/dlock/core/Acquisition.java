@@ -31,6 +31,9 @@ final class Acquisition {
 
   ReleaseWaiters.@Nullable Waiter waiter;
 
+  /** Whether a single attempt has asked once more after its grant was answered stale. */
+  boolean askedAgainAfterStaleGrant;
+
   Acquisition(
       MonotonicClock clock, GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
     this.key = key;

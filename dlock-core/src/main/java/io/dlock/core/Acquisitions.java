@@ -247,10 +247,17 @@ final class Acquisitions {
         try {
           lease = register(key, owner, lockOptions, granted, sentAt, sentAtRaise, request);
         } catch (StaleGrantException e) {
-          if (single) {
-            throw e;
+          // The lock was granted anew after this request was sent, so its grant has ended (and
+          // was given back). Waiting: ask again at once. One attempt (tryAcquire, and the
+          // starter's first try before it waits) asks once more at once, where an owner id
+          // re-enters its newer grant; stale again, the lock is held as far as it can tell. It
+          // threw before, a BackendUnavailableException from a server that answered: seen under
+          // contention on H2, whose tokens do not follow its grants, failing a @Locked call.
+          a.holderRemaining = Duration.ZERO;
+          if (single && !a.askedAgainAfterStaleGrant) {
+            a.askedAgainAfterStaleGrant = true;
+            return attempt(a, true);
           }
-          a.holderRemaining = Duration.ZERO; // the lock was granted anew: ask again at once
           return null;
         }
         if (lease != null) {

@@ -13,8 +13,6 @@ import io.dlock.zookeeper.ZooKeeperLocks;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -37,7 +35,6 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * directly through the client.
  */
 abstract class LockClientConfigurations {
-  private static final Logger log = LoggerFactory.getLogger(LockClientConfigurations.class);
 
   private LockClientConfigurations() {}
 
@@ -58,6 +55,7 @@ abstract class LockClientConfigurations {
     LockClient dlockLockClient(
         DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
       String uri = Objects.requireNonNull(properties.getBackend());
+      LockTargets.backendUri(uri);
       return LockClients.connect(
           uri,
           BackendPropertyNames.forUri(uri, properties.getBackendProperties()),
@@ -80,6 +78,7 @@ abstract class LockClientConfigurations {
           properties.getBackendProperties(),
           "CuratorFramework",
           "the CuratorFramework's own settings and dlock.zookeeper.root-path");
+      LockTargets.curator(curator.getZookeeperClient().getCurrentConnectionString());
       return ZooKeeperLocks.newClient(
           curator, properties.getZookeeper().getRootPath(), options(properties, listeners));
     }
@@ -99,14 +98,14 @@ abstract class LockClientConfigurations {
     LockClient dlockLockClient(
         LettuceConnectionFactory connectionFactory,
         DlockProperties properties,
-        ObjectProvider<LockEventListener> listeners) {
+        ObjectProvider<LockEventListener> listeners,
+        Environment environment) {
       RedisLockSettings settings =
           RedisConnectionFactorySettings.of(
               connectionFactory,
               BackendPropertyNames.forBackend(
                   BackendPropertyNames.Backend.REDIS, properties.getBackendProperties()));
-      log.info(
-          "dlock locks on {}, the server of the application's LettuceConnectionFactory", settings);
+      LockTargets.lettuce(settings.redactedUri(), environment);
       return RedisLocks.newClient(settings, options(properties, listeners));
     }
   }
@@ -135,6 +134,7 @@ abstract class LockClientConfigurations {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("dlock.jdbc.table: " + e.getMessage(), e);
       }
+      LockTargets.dataSource(dataSource);
       try {
         return JdbcLocks.newClient(settings, options(properties, listeners));
       } catch (JdbcSchemaException e) {
