@@ -1,6 +1,7 @@
 package io.dlock;
 
 import io.dlock.core.CoreLockClient;
+import io.dlock.spi.AcceptedProperties;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
 import java.util.ArrayList;
@@ -41,8 +42,9 @@ public final class LockClients {
    * A client for {@code uri}.
    *
    * @param properties backend settings that do not belong in a URI (for example a password)
-   * @throws IllegalArgumentException if no backend module on the class path accepts the URI, or the
-   *     URI is malformed
+   * @throws IllegalArgumentException if no backend module on the class path accepts the URI, the
+   *     URI is malformed, or a property is one the backend does not read (named, with the closest
+   *     one)
    * @throws BackendUnavailableException if the server cannot be reached
    */
   public static LockClient connect(
@@ -51,6 +53,10 @@ public final class LockClients {
     List<String> known = new ArrayList<>();
     for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
       if (provider.supports(uri)) {
+        AcceptedProperties accepted = provider.acceptedProperties(uri);
+        if (accepted != null) {
+          accepted.check(properties.keySet()); // a misspelt key would silently do nothing
+        }
         return CoreLockClient.create(provider.connect(uri, properties, options), options);
       }
       known.add(provider.schemes());

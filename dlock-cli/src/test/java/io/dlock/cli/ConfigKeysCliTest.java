@@ -92,8 +92,6 @@ class ConfigKeysCliTest {
                   "redlock://h:1,h:2,h:3", Map.of("keyPrefix", "k", "nodeTimeout", "PT1S"), file);
             })
         .doesNotThrowAnyException();
-    assertThat(ConfigKeys.closest("user", java.util.Set.of("username", "table")))
-        .isEqualTo("username");
   }
 
   /** {@code dlock run} with a --config file of {@code lines}, its backend {@code uri}. */

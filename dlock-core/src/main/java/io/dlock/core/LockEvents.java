@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,10 +43,23 @@ final class LockEvents implements AutoCloseable {
             : Executors.newSingleThreadExecutor(DriverThreads.daemon(threadName));
   }
 
+  /**
+   * Stops the listener's thread once the events already handed to it are told, waiting a second at
+   * most: close() reports the leases it ended as lost, and a caller reading its listener after
+   * close() returned must find them there (a CI run found the event still queued).
+   */
   @Override
   public void close() {
-    if (background != null) {
-      background.shutdown();
+    if (background == null) {
+      return;
+    }
+    background.shutdown();
+    try {
+      if (!background.awaitTermination(1, TimeUnit.SECONDS)) {
+        log.warn("The lock event listener took over a second; events still queued may be lost");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

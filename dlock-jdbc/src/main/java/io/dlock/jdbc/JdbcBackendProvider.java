@@ -1,9 +1,11 @@
 package io.dlock.jdbc;
 
 import io.dlock.LockClientOptions;
+import io.dlock.spi.AcceptedProperties;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
 import io.dlock.spi.UriParameters;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -36,6 +38,15 @@ public final class JdbcBackendProvider implements LockBackendProvider {
     return false;
   }
 
+  private static final AcceptedProperties ACCEPTED =
+      new AcceptedProperties(
+          "JDBC", List.of("username", "password", "mode", "table", "createSchema", "database"));
+
+  @Override
+  public AcceptedProperties acceptedProperties(String uri) {
+    return ACCEPTED;
+  }
+
   /**
    * {@inheritDoc}
    *
@@ -61,10 +72,6 @@ public final class JdbcBackendProvider implements LockBackendProvider {
     String createSchema = properties.get("createSchema");
     if (createSchema != null) {
       settings = settings.withCreateSchema(UriParameters.flag("createSchema", createSchema));
-    }
-    if (properties.containsKey("user")) {
-      throw new IllegalArgumentException(
-          "property user is spelled username now, as on every backend");
     }
     String user = properties.get("username");
     String password = properties.get("password");

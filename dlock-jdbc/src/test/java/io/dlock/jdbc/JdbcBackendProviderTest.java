@@ -62,11 +62,12 @@ class JdbcBackendProviderTest {
             () -> LockClients.connect(TestDatabases.H2_URL, with("createSchema", "yes"), options()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("createSchema must be true or false");
-    // One spelling of each key on every backend: the old JDBC-only key is refused, not ignored.
+    // A key the backend does not read is refused, not ignored, naming the closest one.
     assertThatThrownBy(
             () -> LockClients.connect(TestDatabases.H2_URL, with("user", "app"), options()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("user is spelled username");
+        .hasMessageContaining("property 'user' is not read by the JDBC backend")
+        .hasMessageContaining("did you mean username?");
     assertThat(new JdbcBackendProvider().supports("jdbc:oracle:thin:@x")).isFalse();
     assertThat(new JdbcBackendProvider().supports("jdbc:mysql://x/y")).isTrue();
   }

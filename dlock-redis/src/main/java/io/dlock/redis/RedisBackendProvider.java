@@ -1,9 +1,11 @@
 package io.dlock.redis;
 
 import io.dlock.LockClientOptions;
+import io.dlock.spi.AcceptedProperties;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
 import io.dlock.spi.UriParameters;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -23,15 +25,31 @@ public final class RedisBackendProvider implements LockBackendProvider {
 
   @Override
   public boolean supports(String uri) {
-    return RedisLockSettings.SCHEMES.stream().anyMatch(uri::startsWith)
-        || uri.startsWith("redlock://")
-        || uri.startsWith("redlocks://");
+    return RedisLockSettings.SCHEMES.stream().anyMatch(uri::startsWith) || isRedlock(uri);
+  }
+
+  private static final AcceptedProperties REDIS =
+      new AcceptedProperties(
+          "Redis", List.of("username", "password", "keyPrefix", "commandTimeout"));
+  private static final AcceptedProperties REDLOCK =
+      new AcceptedProperties(
+          "Redlock",
+          List.of("keyPrefix", "nodeTimeout"),
+          " (Redlock takes its credentials in the URI)");
+
+  @Override
+  public AcceptedProperties acceptedProperties(String uri) {
+    return isRedlock(uri) ? REDLOCK : REDIS;
+  }
+
+  private static boolean isRedlock(String uri) {
+    return uri.startsWith("redlock://") || uri.startsWith("redlocks://");
   }
 
   @Override
   public LockBackend connect(
       String uri, Map<String, String> properties, LockClientOptions options) {
-    if (uri.startsWith("redlock://") || uri.startsWith("redlocks://")) {
+    if (isRedlock(uri)) {
       return connectRedlock(uri, properties);
     }
     RedisLockSettings settings = RedisLockSettings.of(uri).withProperties(properties);

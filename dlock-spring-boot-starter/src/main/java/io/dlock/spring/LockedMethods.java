@@ -333,7 +333,11 @@ public final class LockedMethods {
     return resolved == null ? "" : resolved;
   }
 
-  private static String describe(Method method, @Nullable Class<?> targetClass) {
+  /**
+   * {@code Type.method(ParamType, ...)}: how messages and logs name a locked method ({@code
+   * targetClass}'s user class, else the declaring one).
+   */
+  public static String describe(Method method, @Nullable Class<?> targetClass) {
     Class<?> type =
         ClassUtils.getUserClass(targetClass != null ? targetClass : method.getDeclaringClass());
     return type.getSimpleName()

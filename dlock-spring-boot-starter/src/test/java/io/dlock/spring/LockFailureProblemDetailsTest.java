@@ -6,10 +6,11 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
-import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClients;
+import io.dlock.spring.SaleEndpoints.SaleController;
+import io.dlock.spring.SaleEndpoints.Stock;
 import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
 import io.dlock.spring.autoconfigure.DlockChecksAutoConfiguration;
 import io.dlock.spring.autoconfigure.DlockWebAutoConfiguration;
@@ -36,9 +37,6 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.ExceptionHandler;
-import org.springframework.web.bind.annotation.PathVariable;
-import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code dlock.web.problem-details.enabled=true}: a {@code @Locked} method whose lock another
@@ -157,32 +155,6 @@ class LockFailureProblemDetailsTest {
     @Bean
     SaleController saleController(Stock stock) {
       return new SaleController(stock);
-    }
-  }
-
-  static class Stock {
-    @Locked(name = "stock", key = "#sku", waitTime = "0")
-    public String buy(String sku) {
-      return "sold " + sku;
-    }
-  }
-
-  @RestController
-  static class SaleController {
-    private final Stock stock;
-
-    SaleController(Stock stock) {
-      this.stock = stock;
-    }
-
-    @PostMapping("/sale/{sku}/buy")
-    String buy(@PathVariable String sku) {
-      return stock.buy(sku);
-    }
-
-    @PostMapping("/sale/down")
-    String down() {
-      throw new BackendUnavailableException("redis://lock-server:6379 did not answer");
     }
   }
 }

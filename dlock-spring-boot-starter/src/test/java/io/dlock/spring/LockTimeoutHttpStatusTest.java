@@ -12,6 +12,8 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClients;
 import io.dlock.LockTimeoutException;
+import io.dlock.spring.SaleEndpoints.SaleController;
+import io.dlock.spring.SaleEndpoints.Stock;
 import io.dlock.spring.autoconfigure.DlockAutoConfiguration;
 import io.dlock.spring.autoconfigure.DlockChecksAutoConfiguration;
 import java.time.Duration;
@@ -31,9 +33,6 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 import org.springframework.test.web.servlet.setup.StandaloneMockMvcBuilder;
 import org.springframework.web.bind.annotation.ExceptionHandler;
-import org.springframework.web.bind.annotation.PathVariable;
-import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
@@ -132,27 +131,6 @@ class LockTimeoutHttpStatusTest {
     ProblemDetail lockServiceDown(BackendUnavailableException e) {
       return ProblemDetail.forStatusAndDetail(
           HttpStatus.SERVICE_UNAVAILABLE, "The lock service did not answer; try again.");
-    }
-  }
-
-  static class Stock {
-    @Locked(name = "stock", key = "#sku", waitTime = "0")
-    public String buy(String sku) {
-      return "sold " + sku;
-    }
-  }
-
-  @RestController
-  static class SaleController {
-    private final Stock stock;
-
-    SaleController(Stock stock) {
-      this.stock = stock;
-    }
-
-    @PostMapping("/sale/{sku}/buy")
-    String buy(@PathVariable String sku) {
-      return stock.buy(sku);
     }
   }
 }

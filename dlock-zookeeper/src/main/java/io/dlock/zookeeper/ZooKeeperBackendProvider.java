@@ -2,8 +2,10 @@ package io.dlock.zookeeper;
 
 import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
+import io.dlock.spi.AcceptedProperties;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -18,7 +20,7 @@ import java.util.Properties;
  * (ISO-8601 such as {@code PT10S}, or milliseconds), {@code ownerIdsSharedAcrossClients} and {@code
  * followEnsembleChanges} ({@code true} or {@code false}, the default), {@code acl} ({@code open},
  * {@code digest} or {@code sasl}), {@code username} and {@code password} (the same keys as every
- * backend's; given without {@code acl}, they mean {@code acl=digest}). Unknown keys are ignored.
+ * backend's; given without {@code acl}, they mean {@code acl=digest}). Other keys are refused.
  *
  * <p>The backend connects before {@link #connect} returns, as {@link
  * ZooKeeperLockBackend#connect(ZooKeeperLockSettings)} does: it fails with {@link
@@ -36,6 +38,23 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
   @Override
   public boolean supports(String uri) {
     return uri.regionMatches(true, 0, SCHEME, 0, SCHEME.length());
+  }
+
+  private static final AcceptedProperties ACCEPTED =
+      new AcceptedProperties(
+          "ZooKeeper",
+          List.of(
+              "sessionTimeout",
+              "connectionTimeout",
+              "acl",
+              "username",
+              "password",
+              "followEnsembleChanges",
+              "ownerIdsSharedAcrossClients"));
+
+  @Override
+  public AcceptedProperties acceptedProperties(String uri) {
+    return ACCEPTED;
   }
 
   @Override
@@ -76,16 +95,7 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
     Properties settings = new Properties();
     settings.setProperty("connectString", connectString);
     settings.setProperty("rootPath", root);
-    for (String key :
-        new String[] {
-          "sessionTimeout",
-          "connectionTimeout",
-          "acl",
-          "username",
-          "password",
-          "followEnsembleChanges",
-          "ownerIdsSharedAcrossClients"
-        }) {
+    for (String key : ACCEPTED.names()) {
       String value = properties.get(key);
       if (value != null) {
         settings.setProperty(key, value);

@@ -1,11 +1,10 @@
 package io.dlock.spring.autoconfigure;
 
 import io.dlock.spring.Locked;
+import io.dlock.spring.LockedMethods;
 import java.lang.reflect.Method;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -63,19 +62,8 @@ final class DisabledLockingWarning implements SmartInitializingSingleton {
       } catch (RuntimeException | LinkageError e) {
         continue; // a class whose methods cannot be read (a missing optional type) has none
       }
-      locked.keySet().forEach(method -> found.add(describe(user, method)));
+      locked.keySet().forEach(method -> found.add(LockedMethods.describe(method, user)));
     }
     return found;
-  }
-
-  private static String describe(Class<?> type, Method method) {
-    return type.getSimpleName()
-        + "."
-        + method.getName()
-        + "("
-        + Arrays.stream(method.getParameterTypes())
-            .map(Class::getSimpleName)
-            .collect(Collectors.joining(", "))
-        + ")";
   }
 }

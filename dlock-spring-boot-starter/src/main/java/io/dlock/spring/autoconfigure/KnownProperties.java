@@ -1,5 +1,6 @@
 package io.dlock.spring.autoconfigure;
 
+import io.dlock.spi.AcceptedProperties;
 import java.beans.PropertyDescriptor;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -71,9 +72,9 @@ final class KnownProperties {
     return false;
   }
 
-  /** The known property nearest to {@code name} by edit distance, or null if there is none. */
+  /** The known property nearest to {@code name}, or null if none is near. */
   @Nullable String closest(ConfigurationPropertyName name) {
-    return Spelling.closest(name.toString(), names());
+    return AcceptedProperties.closest(name.toString(), names());
   }
 
   /** Every known name, in dashed form. */

@@ -7,6 +7,7 @@ import io.dlock.LockEventListener;
 import io.dlock.jdbc.JdbcLockSettings;
 import io.dlock.jdbc.JdbcLocks;
 import io.dlock.jdbc.JdbcSchemaException;
+import io.dlock.redis.RedisBackendProvider;
 import io.dlock.redis.RedisLockSettings;
 import io.dlock.redis.RedisLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
@@ -104,7 +105,8 @@ abstract class LockClientConfigurations {
           RedisConnectionFactorySettings.of(
               connectionFactory,
               BackendPropertyNames.forBackend(
-                  BackendPropertyNames.Backend.REDIS, properties.getBackendProperties()));
+                  new RedisBackendProvider().acceptedProperties("redis://"),
+                  properties.getBackendProperties()));
       LockTargets.lettuce(settings.redactedUri(), environment);
       return RedisLocks.newClient(settings, options(properties, listeners));
     }

@@ -3,7 +3,7 @@ package io.dlock.spring.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.dlock.spring.autoconfigure.BackendPropertyNames.Backend;
+import io.dlock.redis.RedisBackendProvider;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -54,7 +54,10 @@ class BackendPropertyNamesTest {
     Map<String, String> both = new LinkedHashMap<>();
     both.put("keyPrefix", "a:");
     both.put("key-prefix", "b:");
-    assertThatThrownBy(() -> BackendPropertyNames.forBackend(Backend.REDIS, both))
+    assertThatThrownBy(
+            () ->
+                BackendPropertyNames.forBackend(
+                    new RedisBackendProvider().acceptedProperties("redis://"), both))
         .hasMessageContaining(
             "dlock.backend-properties.keyPrefix and dlock.backend-properties.key-prefix are the"
                 + " same setting");

@@ -2,6 +2,8 @@ package io.dlock.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dlock.spi.AcceptedProperties;
+import io.dlock.spi.LockBackendProvider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URL;
@@ -10,6 +12,7 @@ import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.json.JsonParserFactory;
@@ -48,9 +51,17 @@ class ConfigurationMetadataTest {
             .flatMap(h -> ((List<?>) h.get("values")).stream())
             .map(v -> (String) ((Map<?, ?>) v).get("value"))
             .toList();
-    for (BackendPropertyNames.Backend backend : BackendPropertyNames.Backend.values()) {
-      for (String key : backend.keys) {
-        assertThat(keys).contains(DataObjectPropertyName.toDashedForm(key));
+    // Every backend on the class path, as its provider says what it reads.
+    List<String> uris = List.of("redis://h", "redlock://h:1,h:2,h:3", "zk://h", "jdbc:h2:mem:x");
+    for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
+      for (String uri : uris) {
+        AcceptedProperties accepted =
+            provider.supports(uri) ? provider.acceptedProperties(uri) : null;
+        if (accepted != null) {
+          for (String key : accepted.names()) {
+            assertThat(keys).as(uri).contains(DataObjectPropertyName.toDashedForm(key));
+          }
+        }
       }
     }
   }
