@@ -1,15 +1,20 @@
 package io.dlock;
 
 import io.dlock.core.CoreLockClient;
+import io.dlock.core.DeferredLockClient;
 import io.dlock.spi.AcceptedProperties;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockBackendProvider;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Creates a {@link LockClient} from a backend URI, with whichever backend modules are on the class
@@ -22,6 +27,8 @@ import org.jspecify.annotations.Nullable;
  * signals are the same as for every built-in backend.
  */
 public final class LockClients {
+  private static final Logger log = LoggerFactory.getLogger(LockClients.class);
+
   private LockClients() {}
 
   /**
@@ -49,6 +56,49 @@ public final class LockClients {
    */
   public static LockClient connect(
       String uri, Map<String, String> properties, LockClientOptions options) {
+    LockBackendProvider provider = providerFor(uri, properties);
+    log.info("dlock locks on {}", redact(uri)); // which server, said once (a new user asked)
+    return CoreLockClient.create(provider.connect(uri, properties, options), options);
+  }
+
+  /**
+   * A client for {@code uri} that starts even while its server is down, as Spring Data Redis and
+   * Curator do: connected at once if the server answers within the options' operation timeout, else
+   * connecting in the background (retried with a backoff up to 30 seconds, and at a call). Until it
+   * connects, every call that needs the server fails with {@link BackendUnavailableException}
+   * within its own bound and nothing is held. A misconfiguration found at once (a malformed URI, an
+   * unknown property, a missing lock table) still fails here.
+   *
+   * @throws IllegalArgumentException as {@link #connect(String, Map, LockClientOptions)}
+   */
+  public static LockClient connectLater(
+      String uri, Map<String, String> properties, LockClientOptions options) {
+    LockBackendProvider provider = providerFor(uri, properties);
+    log.info("dlock locks on {}", redact(uri));
+    AcceptedProperties accepted = provider.acceptedProperties(uri);
+    return connectLater(
+        accepted == null ? "backend" : accepted.backend().toLowerCase(Locale.ROOT),
+        redact(uri),
+        () -> CoreLockClient.create(provider.connect(uri, properties, options), options),
+        options);
+  }
+
+  /**
+   * The client {@code connect} makes, made as {@link #connectLater(String, Map, LockClientOptions)}
+   * makes one: for a client over an application's own connection (the Spring starter's).
+   *
+   * @param backendName what {@link LockClient#backendName()} says until it connects
+   * @param target the server as messages name it, without secrets
+   * @param connect makes the connected client; {@link BackendUnavailableException} means the server
+   *     is away (retried), any other exception thrown at once a misconfiguration (thrown)
+   */
+  public static LockClient connectLater(
+      String backendName, String target, Supplier<LockClient> connect, LockClientOptions options) {
+    return DeferredLockClient.connect(backendName, target, connect, options);
+  }
+
+  /** The provider of {@code uri}, having checked that it reads every key of {@code properties}. */
+  private static LockBackendProvider providerFor(String uri, Map<String, String> properties) {
     Objects.requireNonNull(uri, "uri");
     List<String> known = new ArrayList<>();
     for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
@@ -57,7 +107,7 @@ public final class LockClients {
         if (accepted != null) {
           accepted.check(properties.keySet()); // a misspelt key would silently do nothing
         }
-        return CoreLockClient.create(provider.connect(uri, properties, options), options);
+        return provider;
       }
       known.add(provider.schemes());
     }
@@ -85,7 +135,7 @@ public final class LockClients {
    * without dlock-zookeeper).
    */
   private static @Nullable String moduleOf(String uri) {
-    String lower = uri.toLowerCase(java.util.Locale.ROOT);
+    String lower = uri.toLowerCase(Locale.ROOT);
     if (lower.startsWith("redis") || lower.startsWith("redlock://")) {
       return "dlock-redis";
     }

@@ -82,7 +82,11 @@ final class LockView implements Lock {
 
   @Override
   public Condition newCondition() {
-    throw new UnsupportedOperationException(
+    throw noConditions();
+  }
+
+  static UnsupportedOperationException noConditions() {
+    return new UnsupportedOperationException(
         "newCondition() is not supported: a Condition cannot be shared across processes through a"
             + " distributed lock; use a queue or a pub/sub channel of the backend instead");
   }

@@ -79,7 +79,7 @@ final class NamedLock implements DistributedLock {
     return new LockView(this);
   }
 
-  private static long checkWait(Duration wait) {
+  static long checkWait(Duration wait) {
     Objects.requireNonNull(wait, "wait");
     if (wait.isNegative()) {
       throw new IllegalArgumentException("wait must be zero or positive, but was " + wait);

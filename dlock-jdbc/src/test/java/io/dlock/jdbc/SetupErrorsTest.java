@@ -41,6 +41,8 @@ class SetupErrorsTest {
       st.execute(
           "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'dlock_reader')"
               + " THEN CREATE ROLE dlock_reader LOGIN; END IF; END $$");
+      // The schema too: a public schema made anew lacks PostgreSQL's default USAGE for everyone.
+      st.execute("GRANT USAGE ON SCHEMA public TO dlock_reader");
       st.execute("GRANT SELECT ON " + TestDatabases.TABLE + " TO dlock_reader");
     }
     String reader = admin.replaceAll("user=[^&]*", "user=dlock_reader");

@@ -68,6 +68,14 @@ public class DlockProperties {
   private Duration operationTimeout = Duration.ofSeconds(5);
 
   /**
+   * Whether the application fails to start when the lock server does not answer within the
+   * operation timeout (true), or starts and connects when the server comes (false): until then lock
+   * calls fail with BackendUnavailableException and the health check reports DOWN. A
+   * misconfiguration (an unknown property, a missing lock table) fails the start either way.
+   */
+  private boolean failFast = false;
+
+  /**
    * Whether a @Locked method that runs inside a Spring-managed transaction keeps its lock until
    * that transaction completed (commit or rollback). Switching this off lets the next holder read
    * data the transaction has not committed yet: the lost-update and duplicate-insert race.
@@ -168,6 +176,14 @@ public class DlockProperties {
 
   public void setOperationTimeout(Duration operationTimeout) {
     this.operationTimeout = operationTimeout;
+  }
+
+  public boolean isFailFast() {
+    return failFast;
+  }
+
+  public void setFailFast(boolean failFast) {
+    this.failFast = failFast;
   }
 
   public boolean isReleaseAfterTransaction() {

@@ -11,7 +11,9 @@ import io.dlock.redis.RedisBackendProvider;
 import io.dlock.redis.RedisLockSettings;
 import io.dlock.redis.RedisLocks;
 import io.dlock.zookeeper.ZooKeeperLocks;
+import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.ObjectProvider;
@@ -47,6 +49,22 @@ abstract class LockClientConfigurations {
         .withEventListener(LockEventListener.allOf(listeners.orderedStream().toList()));
   }
 
+  /**
+   * The client {@code connect} makes: at once with {@code dlock.fail-fast}, else, if the server
+   * does not answer within the operation timeout, one that starts without it and connects when it
+   * comes ({@link LockClients#connectLater}).
+   */
+  static LockClient connect(
+      DlockProperties properties,
+      String backendName,
+      String target,
+      Supplier<LockClient> connect,
+      LockClientOptions options) {
+    return properties.isFailFast()
+        ? connect.get()
+        : LockClients.connectLater(backendName, target, connect, options);
+  }
+
   /** The client for {@code dlock.backend}. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnProperty(prefix = "dlock", name = "backend")
@@ -56,11 +74,13 @@ abstract class LockClientConfigurations {
     LockClient dlockLockClient(
         DlockProperties properties, ObjectProvider<LockEventListener> listeners) {
       String uri = Objects.requireNonNull(properties.getBackend());
-      LockTargets.backendUri(uri);
-      return LockClients.connect(
-          uri,
-          BackendPropertyNames.forUri(uri, properties.getBackendProperties()),
-          options(properties, listeners));
+      // LockClients says where it locks (the URI without secrets) as every caller of it.
+      Map<String, String> backendProperties =
+          BackendPropertyNames.forUri(uri, properties.getBackendProperties());
+      LockClientOptions options = options(properties, listeners);
+      return properties.isFailFast()
+          ? LockClients.connect(uri, backendProperties, options)
+          : LockClients.connectLater(uri, backendProperties, options);
     }
   }
 
@@ -79,9 +99,15 @@ abstract class LockClientConfigurations {
           properties.getBackendProperties(),
           "CuratorFramework",
           "the CuratorFramework's own settings and dlock.zookeeper.root-path");
-      LockTargets.curator(curator.getZookeeperClient().getCurrentConnectionString());
-      return ZooKeeperLocks.newClient(
-          curator, properties.getZookeeper().getRootPath(), options(properties, listeners));
+      String connectString = curator.getZookeeperClient().getCurrentConnectionString();
+      LockTargets.curator(connectString);
+      LockClientOptions options = options(properties, listeners);
+      return connect(
+          properties,
+          "zookeeper",
+          "ZooKeeper " + connectString,
+          () -> ZooKeeperLocks.newClient(curator, properties.getZookeeper().getRootPath(), options),
+          options);
     }
   }
 
@@ -108,7 +134,13 @@ abstract class LockClientConfigurations {
                   new RedisBackendProvider().acceptedProperties("redis://"),
                   properties.getBackendProperties()));
       LockTargets.lettuce(settings.redactedUri(), environment);
-      return RedisLocks.newClient(settings, options(properties, listeners));
+      LockClientOptions options = options(properties, listeners);
+      return connect(
+          properties,
+          "redis",
+          settings.redactedUri(),
+          () -> RedisLocks.newClient(settings, options),
+          options);
     }
   }
 
@@ -136,9 +168,14 @@ abstract class LockClientConfigurations {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("dlock.jdbc.table: " + e.getMessage(), e);
       }
-      LockTargets.dataSource(dataSource);
+      String target = LockTargets.dataSource(dataSource);
+      LockClientOptions options = options(properties, listeners);
+      return connect(properties, "jdbc", target, () -> jdbcClient(settings, options), options);
+    }
+
+    private static LockClient jdbcClient(JdbcLockSettings settings, LockClientOptions options) {
       try {
-        return JdbcLocks.newClient(settings, options(properties, listeners));
+        return JdbcLocks.newClient(settings, options);
       } catch (JdbcSchemaException e) {
         if (!e.fixedByCreatingTheSchema()) {
           throw e;

@@ -23,11 +23,6 @@ final class LockTargets {
 
   private LockTargets() {}
 
-  /** {@code dlock.backend}: chosen explicitly, so only said. */
-  static void backendUri(String uri) {
-    log.info("dlock locks on {} (dlock.backend)", LockClients.redact(uri));
-  }
-
   /**
    * The application's LettuceConnectionFactory: warns when neither {@code spring.data.redis.host}
    * nor {@code spring.data.redis.url} is set and the server is this machine, Spring Data's default.
@@ -53,12 +48,16 @@ final class LockTargets {
     log.info("dlock locks on ZooKeeper {}, the application's CuratorFramework", connectString);
   }
 
-  /** The application's DataSource: its URL, and a warning when it is in this process's memory. */
-  static void dataSource(DataSource dataSource) {
+  /**
+   * The application's DataSource: its URL, and a warning when it is in this process's memory.
+   *
+   * @return how messages name it: its URL without secrets, when known
+   */
+  static String dataSource(DataSource dataSource) {
     String url = urlOf(dataSource);
     if (url == null) {
       log.info("dlock locks on the application's DataSource");
-      return;
+      return "the application's DataSource";
     }
     log.info("dlock locks on {}, the application's DataSource", LockClients.redact(url));
     if (inMemory(url)) {
@@ -68,6 +67,7 @@ final class LockTargets {
               + " the DataSource (or dlock.backend) at the shared database",
           LockClients.redact(url));
     }
+    return LockClients.redact(url);
   }
 
   static boolean inMemory(String url) {

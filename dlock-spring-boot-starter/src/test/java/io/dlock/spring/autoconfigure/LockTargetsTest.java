@@ -41,11 +41,4 @@ class LockTargetsTest {
     LockTargets.dataSource(h2);
     assertThat(output).contains("the application's DataSource").contains("WARN");
   }
-
-  @Test
-  void theBackendUriIsSaidWithoutItsPassword(CapturedOutput output) {
-    LockTargets.backendUri("redis://app:s3cret@redis.internal:6379");
-    assertThat(output).contains("dlock locks on redis://app:***@redis.internal:6379");
-    assertThat(output).doesNotContain("s3cret");
-  }
 }
