@@ -129,15 +129,7 @@ class DeferredLockClientTest {
   @Test
   void aSilentServerNeitherHoldsTheStartNorACallPastItsBound() throws Exception {
     CountDownLatch answer = new CountDownLatch(1);
-    Supplier<LockClient> silent =
-        () -> {
-          try {
-            answer.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          return connect.get();
-        };
+    Supplier<LockClient> silent = answeringAfter(answer);
     long start = System.nanoTime();
     try (LockClient client = LockClients.connectLater("fake", "fake://silent", silent, options)) {
       assertThat(client).isInstanceOf(DeferredLockClient.class);
@@ -162,16 +154,8 @@ class DeferredLockClientTest {
   @Test
   void aClientMadeAfterCloseIsClosedAndACallWaitingForItEnds() throws Exception {
     CountDownLatch answer = new CountDownLatch(1);
-    Supplier<LockClient> slow =
-        () -> {
-          try {
-            answer.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          serverUp.set(true);
-          return connect.get();
-        };
+    serverUp.set(true);
+    Supplier<LockClient> slow = answeringAfter(answer);
     LockClient client = LockClients.connectLater("fake", "fake://slow", slow, options);
     CompletableFuture<Lease> waiting = client.lock("job").acquireAsync(Duration.ofSeconds(30));
 
@@ -187,16 +171,8 @@ class DeferredLockClientTest {
   @Test
   void anAsyncAcquisitionCancelledWhileItConnectsTakesNothing() throws Exception {
     CountDownLatch answer = new CountDownLatch(1);
-    Supplier<LockClient> slow =
-        () -> {
-          try {
-            answer.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          serverUp.set(true);
-          return connect.get();
-        };
+    serverUp.set(true);
+    Supplier<LockClient> slow = answeringAfter(answer);
     try (LockClient client = LockClients.connectLater("fake", "fake://slow", slow, options)) {
       CompletableFuture<Lease> waiting = client.lock("job").acquireAsync(Duration.ofSeconds(30));
       waiting.cancel(false);
@@ -204,5 +180,17 @@ class DeferredLockClientTest {
       await().atMost(Duration.ofSeconds(5)).until(() -> made.get() != null);
       assertThat(client.lock("job").tryAcquire()).as("nobody holds it").isPresent();
     }
+  }
+
+  /** A server that answers a connection once {@code answer} is counted down, as it is then. */
+  private Supplier<LockClient> answeringAfter(CountDownLatch answer) {
+    return () -> {
+      try {
+        answer.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return connect.get();
+    };
   }
 }

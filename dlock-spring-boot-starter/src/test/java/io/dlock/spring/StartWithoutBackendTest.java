@@ -22,8 +22,10 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * Issue 30, item 4: an application whose lock server is down at start-up starts, as it would with
- * Spring Data Redis: its health check reports DOWN, lock calls fail with {@link
+ * The health indicator follows the backend: DOWN while its server is away, UP when it is back.
+ *
+ * <p>Issue 30, item 4: an application whose lock server is down at start-up starts, as it would
+ * with Spring Data Redis: its health check reports DOWN, lock calls fail with {@link
  * BackendUnavailableException} within their bound, and locks work once the server runs, without a
  * restart. {@code dlock.fail-fast=true} keeps a start that fails instead.
  */
@@ -59,6 +61,33 @@ class StartWithoutBackendTest {
                     .atMost(TestTiming.scaled(Duration.ofSeconds(15)))
                     .until(() -> health.healthForPath("dlock").getStatus().equals(Status.UP));
                 assertThat(client.lock("order-1").tryAcquire()).isPresent();
+              });
+    }
+  }
+
+  @Test
+  void healthIsDownWhenTheServerStopsAndUpWhenItIsBack() {
+    try (RedisServerProcess redis = RedisServerProcess.start()) {
+      runner
+          .withPropertyValues(
+              "dlock.backend=" + redis.uri(), "dlock.backend-properties.commandTimeout=PT1S")
+          .run(
+              context -> {
+                HealthEndpoint health = context.getBean(HealthEndpoint.class);
+                // UP once connected: on a loaded machine the start may not have waited long enough.
+                await()
+                    .atMost(TestTiming.scaled(Duration.ofSeconds(15)))
+                    .until(() -> health.healthForPath("dlock").getStatus().equals(Status.UP));
+
+                redis.kill();
+                await()
+                    .atMost(TestTiming.scaled(Duration.ofSeconds(15)))
+                    .until(() -> health.healthForPath("dlock").getStatus().equals(Status.DOWN));
+
+                redis.restart();
+                await()
+                    .atMost(TestTiming.scaled(Duration.ofSeconds(30)))
+                    .until(() -> health.healthForPath("dlock").getStatus().equals(Status.UP));
               });
     }
   }
