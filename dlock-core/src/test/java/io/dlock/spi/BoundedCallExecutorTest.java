@@ -272,8 +272,9 @@ class BoundedCallExecutorTest {
       executor.submit(() -> null).get(5, TimeUnit.SECONDS);
     }
     // A fixed pool of 64 makes 64 threads here, and wakes them in turn. Now a thread is made only
-    // when the idle ones have not yet gone back to waiting, which on a loaded machine is rare.
-    assertThat(executor.threadCount()).isLessThanOrEqualTo(16);
+    // when the idle ones have not yet gone back to waiting: rare, but a loaded machine made 19
+    // (CI), so the bound is half the pool's, which still tells the two apart.
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(32);
   }
 
   @Test
