@@ -53,6 +53,31 @@ final class MariaDbSessionLockStatements extends MySqlSessionLockStatements {
       Connection c, String name, String owner, String holder, long leaseMillis, long idleMillis)
       throws SQLException {
     String key = key(name);
+    for (int tries = 1; ; tries++) {
+      try {
+        return lockOnce(c, name, key, owner, holder, leaseMillis, idleMillis);
+      } catch (SQLException e) {
+        // InnoDB chose the statement as a deadlock's victim (concurrent grants of names whose
+        // records share a gap, under load: CI saw it) and rolled back its insert, but not its
+        // GET_LOCK, which is not transactional: give the lock back, then try again. Thrown
+        // instead, it failed a waiting acquisition with BackendUnavailableException.
+        if (tries >= 3 || !MySqlLeaseRowAcquisition.deadlockVictim(e)) {
+          throw e;
+        }
+        execute(c, "SELECT RELEASE_LOCK(?)", key); // this session's, if it got it; else nothing
+      }
+    }
+  }
+
+  private @Nullable Granted lockOnce(
+      Connection c,
+      String name,
+      String key,
+      String owner,
+      String holder,
+      long leaseMillis,
+      long idleMillis)
+      throws SQLException {
     try (PreparedStatement ps = prepare(c, lock)) {
       bind(ps, name, key, owner, holder, leaseMillis, name, key);
       try (ResultSet rs = ps.executeQuery()) {

@@ -80,9 +80,7 @@ class MySqlSessionLockStatements extends SessionLockStatements {
     // Held: on an exception from here on, the caller discards the connection, which frees it.
     long token = fences.drawCommitted(c, name);
     try {
-      if (update(c, moveRecord, key, owner, token, holder, leaseMillis, name) == 0) {
-        update(c, insertRecord, name, key, owner, token, holder, leaseMillis);
-      }
+      writeRecord(c, name, key, owner, token, holder, leaseMillis);
     } catch (SQLException e) {
       if (e.getErrorCode() != DUPLICATE_KEY) {
         throw e;
@@ -98,6 +96,27 @@ class MySqlSessionLockStatements extends SessionLockStatements {
     // the lock: a holder that hangs or went silent holds it no longer than that.
     MySqlDialect.boundIdle(this, c, idleMillis);
     return new Granted(token, sessionId);
+  }
+
+  /**
+   * Records the grant; a statement InnoDB chose as a deadlock's victim (records of names sharing a
+   * gap, written at once under load) was rolled back and is written again: the lock stays held.
+   */
+  private void writeRecord(
+      Connection c, String name, String key, String owner, long token, String holder, long lease)
+      throws SQLException {
+    for (int tries = 1; ; tries++) {
+      try {
+        if (update(c, moveRecord, key, owner, token, holder, lease, name) == 0) {
+          update(c, insertRecord, name, key, owner, token, holder, lease);
+        }
+        return;
+      } catch (SQLException e) {
+        if (tries >= 3 || !MySqlLeaseRowAcquisition.deadlockVictim(e)) {
+          throw e;
+        }
+      }
+    }
   }
 
   @Override

@@ -54,6 +54,48 @@ final class LosingCommits {
         });
   }
 
+  /** What a test runs, on the real connection, with a statement's bound parameters. */
+  @FunctionalInterface
+  interface WithParameters {
+    void run(Connection real, java.util.Map<Integer, Object> parameters) throws SQLException;
+  }
+
+  /**
+   * {@code c}, whose first statement starting with {@code sqlPrefix} does not run: {@code before}
+   * runs instead (what the statement did before InnoDB rolled it back, if anything), then it fails
+   * as InnoDB's deadlock victim (error 1213, SQLState 40001). Later statements run.
+   */
+  static Connection deadlockOnce(Connection c, String sqlPrefix, WithParameters before) {
+    AtomicBoolean armed = new AtomicBoolean(true);
+    return (Connection)
+        Proxy.newProxyInstance(
+            LosingCommits.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              Object result = invoke(c, method, args);
+              if (!method.getName().equals("prepareStatement")
+                  || !((String) args[0]).strip().startsWith(sqlPrefix)) {
+                return result;
+              }
+              PreparedStatement statement = (PreparedStatement) result;
+              java.util.Map<Integer, Object> parameters = new java.util.HashMap<>();
+              return Proxy.newProxyInstance(
+                  LosingCommits.class.getClassLoader(),
+                  new Class<?>[] {PreparedStatement.class},
+                  (p, m, a) -> {
+                    if (m.getName().startsWith("set") && a != null && a.length >= 2) {
+                      parameters.put((Integer) a[0], a[1]);
+                    }
+                    if (m.getName().startsWith("execute") && armed.compareAndSet(true, false)) {
+                      before.run(c, parameters);
+                      throw new java.sql.SQLTransactionRollbackException(
+                          "Deadlock found when trying to get lock (test)", "40001", 1213);
+                    }
+                    return invoke(statement, m, a);
+                  });
+            });
+  }
+
   private static Connection losingStatements(
       Connection real, AtomicBoolean armed, String sqlPrefix) {
     return withStatements(
