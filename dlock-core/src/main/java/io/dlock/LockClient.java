@@ -27,6 +27,27 @@ public interface LockClient extends AutoCloseable {
   DistributedLock lock(String name, LockOptions options);
 
   /**
+   * This process's candidacy in the leader election {@code name}, with the client's default lock
+   * options; it competes once {@link LeaderElection#join() joined}. See {@link LeaderElection}.
+   *
+   * @throws IllegalArgumentException if the name is invalid, or the default options' lease is fixed
+   * @throws IllegalStateException if the client is closed
+   */
+  default LeaderElection election(String name, LeadershipListener listener) {
+    return election(name, LockOptions.defaults(), listener);
+  }
+
+  /**
+   * This process's candidacy in the leader election {@code name}: its terms are renewed leases of
+   * {@code options}' lease time on the lock {@code name}, which other locks must not use.
+   *
+   * @throws IllegalArgumentException if the name is invalid, the lease is fixed (a term must be
+   *     renewed) or the options have an owner id (candidates sharing one would lead together)
+   * @throws IllegalStateException if the client is closed
+   */
+  LeaderElection election(String name, LockOptions options, LeadershipListener listener);
+
+  /**
    * The grants this client holds now (released and lost grants are not listed, except lost grants
    * whose holder has not released them yet).
    */

@@ -4,6 +4,8 @@ import io.dlock.BackendCapability;
 import io.dlock.BackendUnavailableException;
 import io.dlock.DistributedLock;
 import io.dlock.HeldLeaseInfo;
+import io.dlock.LeaderElection;
+import io.dlock.LeadershipListener;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
@@ -188,6 +190,23 @@ public final class CoreLockClient implements LockClient {
   @Override
   public String backendName() {
     return backend.name();
+  }
+
+  @Override
+  public LeaderElection election(String name, LeadershipListener listener) {
+    return election(name, options.defaultLockOptions(), listener);
+  }
+
+  @Override
+  public LeaderElection election(
+      String name, LockOptions lockOptions, LeadershipListener listener) {
+    ensureOpen();
+    return new Candidacy(this, LockNames.requireValid(name), lockOptions, listener, this::tell);
+  }
+
+  /** Runs {@code task} on the client's event thread (see {@link Notices#tell}). */
+  void tell(Runnable task) {
+    Notices.tell(events, task);
   }
 
   @Override

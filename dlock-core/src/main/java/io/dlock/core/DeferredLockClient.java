@@ -3,17 +3,22 @@ package io.dlock.core;
 import io.dlock.BackendCapability;
 import io.dlock.DistributedLock;
 import io.dlock.HeldLeaseInfo;
+import io.dlock.LeaderElection;
+import io.dlock.LeadershipListener;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockEventListener.AcquireFailure;
 import io.dlock.LockInfo;
 import io.dlock.LockNames;
 import io.dlock.LockOptions;
+import io.dlock.spi.DriverThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -33,6 +38,9 @@ public final class DeferredLockClient implements LockClient {
   private final String backendName;
   private final LockClientOptions options;
   private final BackendConnector connector;
+  // The notices of its elections' candidacies, in order (the connected client's are its own).
+  private final ExecutorService events =
+      Executors.newSingleThreadExecutor(DriverThreads.daemon("dlock-deferred-events"));
 
   private DeferredLockClient(
       String backendName, LockClientOptions options, BackendConnector connector) {
@@ -112,6 +120,23 @@ public final class DeferredLockClient implements LockClient {
   }
 
   @Override
+  public LeaderElection election(String name, LeadershipListener listener) {
+    return election(name, options.defaultLockOptions(), listener);
+  }
+
+  /** A candidacy that competes once connected; its notices come on this client's event thread. */
+  @Override
+  public LeaderElection election(
+      String name, LockOptions lockOptions, LeadershipListener listener) {
+    return new Candidacy(this, LockNames.requireValid(name), lockOptions, listener, this::tell);
+  }
+
+  /** Runs {@code task} on the client's event thread (see {@link Notices#tell}). */
+  void tell(Runnable task) {
+    Notices.tell(events, task);
+  }
+
+  @Override
   public List<HeldLeaseInfo> heldLeases() {
     LockClient client = connected();
     return client == null ? List.of() : client.heldLeases(); // nothing is held without a server
@@ -140,5 +165,6 @@ public final class DeferredLockClient implements LockClient {
   @Override
   public void close() {
     connector.close();
+    events.shutdown();
   }
 }

@@ -7,7 +7,11 @@ import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockOwner;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,6 +43,11 @@ final class Grant extends GrantLoss {
 
   /** The background release of a lost hold, while one was sent; see {@link #pendingCleanup}. */
   private volatile @Nullable CompletableFuture<Void> pendingCleanup;
+
+  // Who hears of the session's suspension and restoration (an election's uncertain term).
+  private final List<SessionListener> sessionListeners = new CopyOnWriteArrayList<>();
+
+  private record SessionListener(Consumer<Boolean> listener, Executor executor) {}
 
   Grant(
       CoreLockClient client,
@@ -183,6 +192,22 @@ final class Grant extends GrantLoss {
   /** A release of a lost hold was sent in the background ({@link GrantRelease#release}). */
   void cleanupSent(CompletableFuture<Void> cleanup) {
     pendingCleanup = cleanup;
+  }
+
+  /** Tells {@code listener}, on {@code executor}, of each suspension (true) and restoration. */
+  void onSessionChange(Consumer<Boolean> listener, Executor executor) {
+    sessionListeners.add(new SessionListener(listener, executor));
+  }
+
+  @Override
+  void sessionChanged(boolean suspended) {
+    for (SessionListener each : sessionListeners) {
+      try {
+        each.executor().execute(() -> each.listener().accept(suspended));
+      } catch (RuntimeException e) {
+        // The client is closing: its end tells the holders.
+      }
+    }
   }
 
   HeldLeaseInfo info() {

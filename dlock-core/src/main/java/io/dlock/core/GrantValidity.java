@@ -54,21 +54,34 @@ abstract class GrantValidity extends LeaseTerm {
 
   /** The backend cannot confirm the lease for now: not valid until restored. */
   void suspend() {
+    boolean changed = false;
     synchronized (this) {
       if (state == LeaseState.VALID) {
         state = LeaseState.UNCERTAIN;
+        changed = true;
       }
+    }
+    if (changed) {
+      sessionChanged(true);
     }
   }
 
   /** The backend's session is back: an uncertain lease is valid again (if not run out). */
   void restore() {
+    boolean changed = false;
     synchronized (this) {
       if (state == LeaseState.UNCERTAIN) {
         state = LeaseState.VALID;
+        changed = true;
       }
     }
+    if (changed) {
+      sessionChanged(false);
+    }
   }
+
+  /** Told after the state went from valid to uncertain (true) or back (false). */
+  void sessionChanged(boolean suspended) {}
 
   /**
    * Whether the lease ran out while the state still says valid or uncertain: lost, not yet marked

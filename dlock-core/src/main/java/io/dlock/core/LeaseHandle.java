@@ -42,6 +42,12 @@ final class LeaseHandle implements Lease {
     this.openedNanos = openedNanos;
   }
 
+  /** See {@link Grant#onSessionChange}. */
+  void onSessionChange(
+      java.util.function.Consumer<Boolean> listener, java.util.concurrent.Executor executor) {
+    grant.onSessionChange(listener, executor);
+  }
+
   Grant grant() {
     return grant;
   }

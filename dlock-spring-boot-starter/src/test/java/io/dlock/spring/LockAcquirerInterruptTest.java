@@ -58,6 +58,12 @@ class LockAcquirerInterruptTest {
    */
   private record GrantBeforeCancel(LockClient real) implements LockClient {
     @Override
+    public io.dlock.LeaderElection election(
+        String name, LockOptions options, io.dlock.LeadershipListener listener) {
+      return real.election(name, options, listener);
+    }
+
+    @Override
     public DistributedLock lock(String name) {
       return lock(name, LockOptions.defaults());
     }
