@@ -57,6 +57,17 @@ final class QueueAcquisition {
 
   private final AtomicLong watchNotifications = new AtomicLong();
 
+  /**
+   * Test seam: runs before each try of a create on the slow path; may throw what ZooKeeper does.
+   */
+  private volatile @Nullable BeforeCreate beforeCreate;
+
+  /** What runs before a create: a test's stand-in for the server's answer. */
+  @FunctionalInterface
+  interface BeforeCreate {
+    void run(String lockName) throws Exception;
+  }
+
   /** Test seam: runs when a create's answer arrived, before its node is tracked or dropped. */
   private volatile java.util.function.@Nullable Consumer<String> beforeTracking;
 
@@ -139,7 +150,10 @@ final class QueueAcquisition {
       LockAndOwner key, long leaseNanos, String description) {
     QueueEntry entry = entries.getOrCreate(key);
     String node = entry.node;
-    if (entry.uncertain || entry.localHolds > 0 || !client.getZookeeperClient().isConnected()) {
+    if (entry.uncertain
+        || entry.localHolds > 0
+        || !client.getZookeeperClient().isConnected()
+        || beforeCreate != null) {
       return acquireOnWorker(key, leaseNanos, description, null);
     }
     String parent = paths.lockPath(key.lockName());
@@ -320,16 +334,34 @@ final class QueueAcquisition {
     failures.ensureConnected();
     Stat stat = new Stat();
     entry.uncertain = true;
-    String path =
-        client
-            .create()
-            .storingStatIn(stat)
-            .creatingParentContainersIfNeeded()
-            .withProtection()
-            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-            .forPath(
-                paths.nodePrefix(key.lockName(), LockPaths.ownerKey(key.owner())),
-                LockPaths.data(1, description));
+    String path;
+    for (int tries = 1; ; tries++) {
+      try {
+        BeforeCreate hook = beforeCreate;
+        if (hook != null) {
+          hook.run(key.lockName());
+        }
+        path =
+            client
+                .create()
+                .storingStatIn(stat)
+                .creatingParentContainersIfNeeded()
+                .withProtection()
+                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(
+                    paths.nodePrefix(key.lockName(), LockPaths.ownerKey(key.owner())),
+                    LockPaths.data(1, description));
+        break;
+      } catch (KeeperException.NoNodeException e) {
+        // The server's container reaper deleted the lock's parent node, empty after the last
+        // release, between its creation (or the finding that it exists) and this node's: nothing
+        // was created, so create again, as Curator's own lock recipe does. Thrown, it failed an
+        // acquisition as BackendUnavailableException (CI saw it).
+        if (tries >= 3) {
+          throw e;
+        }
+      }
+    }
     runBeforeTracking(path);
     if (!entry.track(path, stat, description)) {
       // The session ended while the create was under way (see acquireFast): an untracked node
@@ -399,6 +431,11 @@ final class QueueAcquisition {
         log.warn("A release listener of '{}' failed: {}", key.lockName(), e.toString());
       }
     }
+  }
+
+  /** For tests: {@code hook} runs before each try of a create on the slow path. */
+  void beforeCreate(@Nullable BeforeCreate hook) {
+    this.beforeCreate = hook;
   }
 
   /** For tests: {@code hook} runs with a created node's path just before it is tracked. */

@@ -347,6 +347,11 @@ public final class ZooKeeperLockBackend
     }
   }
 
+  /** For tests: {@code hook} runs before each try of a create on the slow path. */
+  void beforeCreate(QueueAcquisition.@Nullable BeforeCreate hook) {
+    acquisition.beforeCreate(hook);
+  }
+
   /** For tests: {@code hook} runs with a created node's path just before it is tracked. */
   void beforeTracking(java.util.function.@Nullable Consumer<String> hook) {
     acquisition.beforeTracking(hook);

@@ -23,6 +23,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
@@ -80,6 +81,31 @@ class ZooKeeperSessionRaceTest {
 
   private List<String> queue(String name) throws Exception {
     return ZooKeeperTestServers.nodesUnder(admin, new LockPaths(root).lockPath(name));
+  }
+
+  /**
+   * The server's container reaper deletes a lock's parent node, empty after its last release,
+   * between its creation and the queue node's: the create is answered NoNode, nothing was created,
+   * and it is tried again (CI saw an owner id's acquisition fail with BackendUnavailableException).
+   */
+  @Test
+  void aCreateAnsweredNoNodeAsTheReaperTookTheParentIsTriedAgain() {
+    ZooKeeperLockBackend backend = backend();
+    LockClient client = client(backend);
+    AtomicInteger tries = new AtomicInteger();
+    backend.beforeCreate(
+        lockName -> {
+          if (tries.incrementAndGet() == 1) {
+            throw new org.apache.zookeeper.KeeperException.NoNodeException("/reaped (test)");
+          }
+        });
+    Lease lease =
+        client
+            .lock("reaped-parent", io.dlock.LockOptions.defaults().withOwnerId("order-7"))
+            .tryAcquire()
+            .orElseThrow();
+    assertThat(tries.get()).as("the create was tried again").isEqualTo(2);
+    assertThat(lease.release()).isTrue();
   }
 
   /**
