@@ -30,6 +30,28 @@ public interface LeadershipListener {
    */
   void revoked(LeaderTerm term, Revocation reason, String detail);
 
+  /**
+   * A listener of {@code elected} and {@code revoked} alone (the uncertain and restored notices
+   * ignored: fine where leader-only work is fenced with the epoch).
+   */
+  static LeadershipListener of(
+      java.util.function.Consumer<LeaderTerm> elected,
+      java.util.function.BiConsumer<LeaderTerm, Revocation> revoked) {
+    java.util.Objects.requireNonNull(elected, "elected");
+    java.util.Objects.requireNonNull(revoked, "revoked");
+    return new LeadershipListener() {
+      @Override
+      public void elected(LeaderTerm term) {
+        elected.accept(term);
+      }
+
+      @Override
+      public void revoked(LeaderTerm term, Revocation reason, String detail) {
+        revoked.accept(term, reason);
+      }
+    };
+  }
+
   /** Why a term ended. */
   enum Revocation {
     /** Renewal found the term's lock deleted or held by another (a forced release, say). */
