@@ -69,6 +69,31 @@ public final class JdbcIdempotency {
         });
   }
 
+  /**
+   * Checks that the dedup table exists with every column the dedup store uses, without writing: for
+   * a start-up that should fail at once, rather than at the first request, when the tables were
+   * never created.
+   *
+   * @throws IdempotencyStoreException naming the table if it is missing, lacks a column, or the
+   *     database cannot be reached
+   */
+  public void checkDedupTable() {
+    call(
+        "read the table " + settings.dedupTable(),
+        (c, d) -> {
+          try (PreparedStatement ps =
+              prepare(
+                  c,
+                  "SELECT dedup_key, record_state, owner_token, fingerprint, result_data,"
+                      + " expires_at, claim_attempt, claim_confirmed FROM "
+                      + settings.dedupTable()
+                      + " WHERE 1 = 0")) {
+            ps.executeQuery().close();
+          }
+          return null;
+        });
+  }
+
   /** Creates the tables if they do not exist. */
   private void createTables(Connection c, SqlDialect d) throws SQLException {
     for (String ddl : ddl(d)) {

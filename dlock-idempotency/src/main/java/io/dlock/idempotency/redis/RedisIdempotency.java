@@ -10,6 +10,7 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -75,7 +76,17 @@ public final class RedisIdempotency implements AutoCloseable {
       throw new IllegalArgumentException("uri is not a valid Redis URI: " + e.getMessage(), e);
     }
     uri.setTimeout(settings.commandTimeout());
-    RedisClient client = RedisClient.create(uri);
+    char[] password = settings.password();
+    if (password != null) {
+      settings.username().ifPresent(uri::setUsername);
+      uri.setPassword(password);
+    }
+    // On shared resources, shutdown() leaves them running: Lettuce shuts down only its own.
+    RedisClient client =
+        settings
+            .clientResources()
+            .map(resources -> RedisClient.create(resources, uri))
+            .orElseGet(() -> RedisClient.create(uri));
     client.setOptions(
         ClientOptions.builder()
             .autoReconnect(true)
@@ -87,6 +98,7 @@ public final class RedisIdempotency implements AutoCloseable {
                     .connectTimeout(settings.commandTimeout())
                     .keepAlive(true)
                     .build())
+            .sslOptions(settings.sslOptions().orElseGet(SslOptions::create))
             .build());
     try {
       return new RedisIdempotency(settings, client, client.connect(StringCodec.UTF8));

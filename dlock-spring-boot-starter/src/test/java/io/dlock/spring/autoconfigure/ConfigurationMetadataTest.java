@@ -38,7 +38,13 @@ class ConfigurationMetadataTest {
             "dlock.idempotency.max-body-bytes",
             "dlock.idempotency.caller-header",
             "dlock.idempotency.url-patterns",
-            "dlock.idempotency.order");
+            "dlock.idempotency.order",
+            "dlock.idempotency.store-bean",
+            "dlock.idempotency.in-progress-timeout",
+            "dlock.idempotency.retention",
+            "dlock.idempotency.redis.key-prefix",
+            "dlock.idempotency.jdbc.table-prefix",
+            "dlock.idempotency.jdbc.create-schema");
   }
 
   @Test

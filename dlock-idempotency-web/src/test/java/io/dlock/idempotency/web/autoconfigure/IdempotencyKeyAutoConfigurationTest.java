@@ -87,7 +87,10 @@ class IdempotencyKeyAutoConfigurationTest {
                         "dlock.idempotency: headerName must be an HTTP field name"));
   }
 
-  private static MockHttpServletResponse post(
+  /**
+   * A POST of a JSON body through {@code filter} to a handler that counts its runs in {@code ran}.
+   */
+  static MockHttpServletResponse post(
       IdempotencyKeyFilter filter, String header, String key, AtomicInteger ran) throws Exception {
     MockHttpServletRequest request = new MockHttpServletRequest("POST", "/orders/new");
     request.addHeader(header, key);

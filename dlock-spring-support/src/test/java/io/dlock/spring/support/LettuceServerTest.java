@@ -1,9 +1,8 @@
-package io.dlock.spring.autoconfigure;
+package io.dlock.spring.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.dlock.spring.autoconfigure.RedisConnectionFactorySettings.Target;
 import io.lettuce.core.SslVerifyMode;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -17,9 +16,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * Which server dlock reaches for each kind of Spring Data configuration, and the configurations it
- * refuses rather than lock somewhere else. The factories are never started: only read.
+ * refuses rather than connect somewhere else. The factories are never started: only read.
  */
-class RedisConnectionFactorySettingsTest {
+class LettuceServerTest {
+  private static final String REMEDY = "Set dlock.backend instead.";
+
   private static final LettuceClientConfiguration PLAIN =
       LettuceClientConfiguration.builder().build();
 
@@ -31,8 +32,7 @@ class RedisConnectionFactorySettingsTest {
     standalone.setUsername("app");
     standalone.setPassword(RedisPassword.of("s3cret"));
 
-    Target target =
-        RedisConnectionFactorySettings.target(new LettuceConnectionFactory(standalone, PLAIN));
+    LettuceServer target = target(new LettuceConnectionFactory(standalone, PLAIN));
 
     assertThat(target.uri()).isEqualTo("redis://cache.internal:6380/7");
     assertThat(target.username()).isEqualTo("app");
@@ -43,9 +43,8 @@ class RedisConnectionFactorySettingsTest {
   void tlsKeepsAWeakerPeerVerificationAndBracketsIpv6() {
     LettuceClientConfiguration tls =
         LettuceClientConfiguration.builder().useSsl().verifyPeer(SslVerifyMode.CA).build();
-    Target target =
-        RedisConnectionFactorySettings.target(
-            new LettuceConnectionFactory(new RedisStandaloneConfiguration("::1", 6379), tls));
+    LettuceServer target =
+        target(new LettuceConnectionFactory(new RedisStandaloneConfiguration("::1", 6379), tls));
 
     assertThat(target.uri()).isEqualTo("rediss://[::1]:6379/0?verifyPeer=CA");
     assertThat(target.password()).isNull();
@@ -60,16 +59,15 @@ class RedisConnectionFactorySettingsTest {
             .sentinel("s2", 26380);
     sentinel.setDatabase(2);
     sentinel.setPassword(RedisPassword.of("p"));
-    Target viaSentinel =
-        RedisConnectionFactorySettings.target(new LettuceConnectionFactory(sentinel, PLAIN));
+    LettuceServer viaSentinel = target(new LettuceConnectionFactory(sentinel, PLAIN));
     assertThat(viaSentinel.uri())
         .startsWith("redis-sentinel://")
         .endsWith("/2#orders")
         .contains("s1:26379", "s2:26380");
     assertThat(viaSentinel.password()).containsExactly('p');
 
-    Target cluster =
-        RedisConnectionFactorySettings.target(
+    LettuceServer cluster =
+        target(
             new LettuceConnectionFactory(
                 new RedisClusterConfiguration(List.of("n1:7000", "n2:7001")), PLAIN));
     assertThat(cluster.uri()).startsWith("redis-cluster://").contains("n1:7000", "n2:7001");
@@ -80,30 +78,21 @@ class RedisConnectionFactorySettingsTest {
     RedisSentinelConfiguration sentinel =
         new RedisSentinelConfiguration().master("orders").sentinel("s1", 26379);
     sentinel.setSentinelPassword("other");
-    assertThatThrownBy(
-            () ->
-                RedisConnectionFactorySettings.target(
-                    new LettuceConnectionFactory(sentinel, PLAIN)))
+    assertThatThrownBy(() -> target(new LettuceConnectionFactory(sentinel, PLAIN)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("credentials of its own for the Sentinels")
-        .hasMessageContaining("dlock.backend");
+        .hasMessageEndingWith(". " + REMEDY);
 
     LettuceClientConfiguration tls = LettuceClientConfiguration.builder().useSsl().build();
     RedisSentinelConfiguration plainSentinel =
         new RedisSentinelConfiguration().master("orders").sentinel("s1", 26379);
-    assertThatThrownBy(
-            () ->
-                RedisConnectionFactorySettings.target(
-                    new LettuceConnectionFactory(plainSentinel, tls)))
+    assertThatThrownBy(() -> target(new LettuceConnectionFactory(plainSentinel, tls)))
         .hasMessageContaining("TLS through Sentinel");
 
     RedisStaticMasterReplicaConfiguration masterReplica =
         new RedisStaticMasterReplicaConfiguration("redis-primary.internal", 6380);
     masterReplica.setDatabase(3);
-    assertThatThrownBy(
-            () ->
-                RedisConnectionFactorySettings.target(
-                    new LettuceConnectionFactory(masterReplica, PLAIN)))
+    assertThatThrownBy(() -> target(new LettuceConnectionFactory(masterReplica, PLAIN)))
         .as("not the default localhost:6379 its standalone getter answers")
         .hasMessageContaining("RedisStaticMasterReplicaConfiguration");
 
@@ -111,9 +100,13 @@ class RedisConnectionFactorySettingsTest {
         LettuceClientConfiguration.builder().useSsl().disablePeerVerification().build();
     assertThatThrownBy(
             () ->
-                RedisConnectionFactorySettings.target(
+                target(
                     new LettuceConnectionFactory(
                         new RedisClusterConfiguration(List.of("n1:7000")), unverified)))
         .hasMessageContaining("verifies a Cluster's TLS peers");
+  }
+
+  private static LettuceServer target(LettuceConnectionFactory factory) {
+    return LettuceServer.target(factory, REMEDY);
   }
 }
