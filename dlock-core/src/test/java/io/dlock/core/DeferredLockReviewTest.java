@@ -127,8 +127,9 @@ class DeferredLockReviewTest {
           }
           return new FakeBackend(new FakeClock()).client();
         };
-    try (LockClient client =
-        LockClients.connectLater("fake", "fake://back", downThenSlow, options)) {
+    // A bound the connect's last step (a new client and its threads) meets on a loaded machine.
+    LockClientOptions roomy = options.withOperationTimeout(Duration.ofSeconds(3));
+    try (LockClient client = LockClients.connectLater("fake", "fake://back", downThenSlow, roomy)) {
       // The background's attempt after 1 s is under way; the call joins it.
       await().atMost(Duration.ofSeconds(10)).until(() -> attempts.get() == 2);
       CompletableFuture<Object> outcome = new CompletableFuture<>();
