@@ -34,6 +34,12 @@ final class Acquisition {
   /** Whether a single attempt has asked once more after its grant was answered stale. */
   boolean askedAgainAfterStaleGrant;
 
+  /**
+   * What is left, for asking once more, of the single attempt's operation timeout (real time, as
+   * the waits for answers): the second request shares the first one's bound.
+   */
+  long askAgainWithinNanos;
+
   Acquisition(
       MonotonicClock clock, GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
     this.key = key;

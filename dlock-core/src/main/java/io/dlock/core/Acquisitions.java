@@ -224,10 +224,13 @@ final class Acquisitions {
     LockOptions lockOptions = a.lockOptions;
     Deadline deadline = a.deadline;
     long timeout =
-        single ? operationTimeoutNanos : Math.min(operationTimeoutNanos, deadline.remainingNanos());
+        single
+            ? (a.askedAgainAfterStaleGrant ? a.askAgainWithinNanos : operationTimeoutNanos)
+            : Math.min(operationTimeoutNanos, deadline.remainingNanos());
     if (timeout <= 0) {
       throw timeout(name, 0);
     }
+    long sentAtRealNanos = System.nanoTime(); // the answer's wait is measured in real time
     SessionEvents.Request request = sessionEvents.sending(name, owner);
     boolean registering = false;
     try {
@@ -253,9 +256,12 @@ final class Acquisitions {
           // re-enters its newer grant; stale again, the lock is held as far as it can tell. It
           // threw before, a BackendUnavailableException from a server that answered: seen under
           // contention on H2, whose tokens do not follow its grants, failing a @Locked call.
+          // Within what is left of this attempt's operation timeout: a call is bounded by one.
           a.holderRemaining = Duration.ZERO;
-          if (single && !a.askedAgainAfterStaleGrant) {
+          long left = timeout - (System.nanoTime() - sentAtRealNanos);
+          if (single && !a.askedAgainAfterStaleGrant && left > 0) {
             a.askedAgainAfterStaleGrant = true;
+            a.askAgainWithinNanos = left;
             return attempt(a, true);
           }
           return null;
@@ -305,7 +311,7 @@ final class Acquisitions {
       throw interrupted(name);
     } catch (BackendUnavailableException e) {
       settleAbandoned(answer, name, owner, false);
-      if (timeout < operationTimeoutNanos && deadline.passed()) {
+      if (!single && timeout < operationTimeoutNanos && deadline.passed()) {
         // The caller's wait ran out while the backend was still answering: that is a timeout.
         throw timeout(name, 0);
       }

@@ -40,6 +40,9 @@ final class BackendConnector implements AutoCloseable {
   private final MonotonicClock clock;
   private final ExecutorService attempts = DriverThreads.onDemand("dlock-connect");
   private final ScheduledExecutorService timer = DriverThreads.timer("dlock-connect-timer");
+  // Futures whose bound ran out complete here, never on the timer: what callers chain to them may
+  // block, and the timer runs every other call's bound and the background's retries.
+  private final ExecutorService callbacks = DriverThreads.onDemand("dlock-connect-callback");
   // Guards the fields below; never held across a connect or a wait.
   private final ReentrantLock state = new ReentrantLock();
   private volatile @Nullable LockClient connected;
@@ -74,7 +77,7 @@ final class BackendConnector implements AutoCloseable {
    *     ({@link BackendUnavailableException}): a misconfiguration that no retry will mend
    */
   @Nullable LockClient firstAttempt(long boundNanos) {
-    CompletableFuture<LockClient> first = attempt();
+    CompletableFuture<LockClient> first = attempt(false);
     try {
       return first.get(boundNanos, TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
@@ -102,27 +105,46 @@ final class BackendConnector implements AutoCloseable {
   /**
    * The client, waiting for a connection at most {@code boundNanos}.
    *
+   * @param interruptible whether an interrupt ends the wait; if not, the wait goes on to its bound
+   *     and the interrupt flag is set again afterwards (one attempt, as the core's, ignores
+   *     interrupts)
    * @throws BackendUnavailableException if there is none within the bound
-   * @throws LockInterruptedException if the thread is interrupted while it waits
+   * @throws LockInterruptedException if the thread is interrupted while it waits (interruptible
+   *     only); the flag stays set
    */
-  LockClient await(long boundNanos) {
+  LockClient await(long boundNanos, boolean interruptible) {
     LockClient client = connected;
     if (client != null) {
       return client;
     }
+    CompletableFuture<LockClient> attempt = attempt(false);
+    long deadline = System.nanoTime() + Math.max(0, boundNanos);
+    boolean interrupted = false;
     try {
-      return attempt().get(Math.max(0, boundNanos), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      throw notConnected(
-          "no connection within the call's bound of "
-              + TimeUnit.NANOSECONDS.toMillis(boundNanos)
-              + " ms",
-          null);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LockInterruptedException("Interrupted while waiting to connect to " + target, e);
-    } catch (ExecutionException e) {
-      throw asUnavailable(e.getCause());
+      while (true) {
+        try {
+          return attempt.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          throw notConnected(
+              "no connection within the call's bound of "
+                  + TimeUnit.NANOSECONDS.toMillis(boundNanos)
+                  + " ms",
+              null);
+        } catch (InterruptedException e) {
+          if (interruptible) {
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(
+                "Interrupted while waiting to connect to " + target, e);
+          }
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw asUnavailable(e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -135,7 +157,7 @@ final class BackendConnector implements AutoCloseable {
     if (client != null) {
       return CompletableFuture.completedFuture(client);
     }
-    CompletableFuture<LockClient> attempt = attempt();
+    CompletableFuture<LockClient> attempt = attempt(false);
     CompletableFuture<LockClient> bounded = new CompletableFuture<>();
     attempt.whenComplete(
         (c, failure) -> {
@@ -150,7 +172,8 @@ final class BackendConnector implements AutoCloseable {
         ScheduledFuture<?> timeout =
             timer.schedule(
                 () ->
-                    bounded.completeExceptionally(
+                    completeOffTimer(
+                        bounded,
                         notConnected(
                             "no connection within the call's bound of "
                                 + TimeUnit.NANOSECONDS.toMillis(boundNanos)
@@ -166,11 +189,23 @@ final class BackendConnector implements AutoCloseable {
     return bounded;
   }
 
+  /** Fails {@code bounded} on a callback thread (on this one once the threads are stopped). */
+  private void completeOffTimer(CompletableFuture<LockClient> bounded, RuntimeException failure) {
+    try {
+      callbacks.execute(() -> bounded.completeExceptionally(failure));
+    } catch (RejectedExecutionException e) {
+      bounded.completeExceptionally(failure);
+    }
+  }
+
   /**
-   * The attempt running, or a new one; a failed future when the last one failed less than a second
-   * ago (callers of a server that is down do not each start one).
+   * The attempt running, or a new one; for a caller, a failed future when the last one failed less
+   * than a second ago (callers of a server that is down do not each start one).
+   *
+   * @param background the background's retry, which its backoff already spaces (in real time,
+   *     whatever the options' clock says)
    */
-  private CompletableFuture<LockClient> attempt() {
+  private CompletableFuture<LockClient> attempt(boolean background) {
     CompletableFuture<LockClient> attempt;
     state.lock();
     try {
@@ -184,7 +219,9 @@ final class BackendConnector implements AutoCloseable {
       if (inFlight != null) {
         return inFlight;
       }
-      if (lastFailure != null && clock.nanoTime() - lastFailureNanos < MIN_GAP_NANOS) {
+      if (!background
+          && lastFailure != null
+          && clock.nanoTime() - lastFailureNanos < MIN_GAP_NANOS) {
         return CompletableFuture.failedFuture(notConnected("the last attempt failed", lastFailure));
       }
       if (retry != null) {
@@ -208,6 +245,9 @@ final class BackendConnector implements AutoCloseable {
     LockClient client;
     try {
       client = connect.get();
+      if (client == null) {
+        throw new NullPointerException("The connect of " + target + " returned no client");
+      }
     } catch (Throwable e) {
       failed(attempt, e);
       return;
@@ -252,7 +292,7 @@ final class BackendConnector implements AutoCloseable {
       backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
       if (!closed) {
         try {
-          retry = timer.schedule(this::attempt, delay, TimeUnit.NANOSECONDS);
+          retry = timer.schedule(() -> attempt(true), delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException ignored) {
           // closed meanwhile
         }
@@ -309,6 +349,7 @@ final class BackendConnector implements AutoCloseable {
   private void stopThreads() {
     timer.shutdownNow();
     attempts.shutdown();
+    callbacks.shutdown();
   }
 
   /** Stops the attempts; a client an attempt still makes is closed when it comes. */

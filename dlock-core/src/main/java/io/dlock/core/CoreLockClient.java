@@ -38,6 +38,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -62,6 +63,7 @@ public final class CoreLockClient implements LockClient {
   private final ReleaseWaiters waiters;
   private final ScheduledExecutorService scheduler;
   private final ExecutorService events;
+  private volatile @Nullable Thread eventsThread; // close() never waits for it from itself
   private final ExecutorService asyncSteps;
   private final ExecutorService asyncCallbacks;
   private final Set<AsyncAcquisition> pendingAsync = ConcurrentHashMap.newKeySet();
@@ -89,8 +91,14 @@ public final class CoreLockClient implements LockClient {
     this.operationTimeoutNanos = options.operationTimeout().toNanos();
     int id = CLIENT_IDS.incrementAndGet();
     this.scheduler = DriverThreads.timer("dlock-" + id + "-renewer");
+    ThreadFactory eventThreads = DriverThreads.daemon("dlock-" + id + "-events");
     this.events =
-        Executors.newSingleThreadExecutor(DriverThreads.daemon("dlock-" + id + "-events"));
+        Executors.newSingleThreadExecutor(
+            runnable -> {
+              Thread thread = eventThreads.newThread(runnable);
+              eventsThread = thread;
+              return thread;
+            });
     // Asynchronous acquisitions hold a thread only while one attempt is answered, never while they
     // wait (see AsyncAcquisition): a small bound serves any number of waiting acquisitions.
     this.asyncSteps = DriverThreads.blockingCalls("dlock-" + id + "-acquire", ASYNC_STEP_THREADS);
@@ -492,10 +500,12 @@ public final class CoreLockClient implements LockClient {
     asyncCallbacks.shutdown(); // a future completed from now on completes on the step's thread
     scheduler.shutdownNow();
     events.shutdown();
-    try {
-      events.awaitTermination(1, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    if (Thread.currentThread() != eventsThread) { // a lost-lease callback may close the client
+      try {
+        events.awaitTermination(1, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
     lockEvents.close();
   }

@@ -4,6 +4,8 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.DistributedLock;
 import io.dlock.Lease;
 import io.dlock.LockClient;
+import io.dlock.LockEventListener.AcquireFailure;
+import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import java.time.Duration;
 import java.util.Optional;
@@ -15,9 +17,10 @@ import java.util.concurrent.locks.Lock;
 
 /**
  * A lock of a {@link DeferredLockClient}: each call first waits for the connection within its own
- * bound (a single attempt: the operation timeout; a wait: the wait), then is the connected client's
- * call with what is left of the bound. Holds are the connected client's, so reentrancy, renewal and
- * loss signals are exactly its.
+ * bound (a single attempt, also a wait of zero: the operation timeout; a wait: the wait), then is
+ * the connected client's call with what is left of the bound. Holds are the connected client's, so
+ * reentrancy, renewal and loss signals are exactly its. Interrupts are treated as the core treats
+ * them: a single attempt and {@code Lock.lock()} wait on and keep the flag, a wait ends.
  */
 final class DeferredLock implements DistributedLock {
   private final DeferredLockClient client;
@@ -44,27 +47,46 @@ final class DeferredLock implements DistributedLock {
     return client.options().operationTimeout().toNanos();
   }
 
-  /** The connected client's lock, waiting for the connection at most {@code boundNanos}. */
-  private DistributedLock connectedLock(long boundNanos) {
+  /**
+   * The connected client's lock, waiting for the connection at most {@code boundNanos}.
+   *
+   * @param interruptible whether an interrupt ends the wait (a wait for the lock), or is kept for
+   *     afterwards (a single attempt, {@code Lock.lock()})
+   */
+  private DistributedLock connectedLock(long boundNanos, boolean interruptible) {
     long start = client.options().clock().nanoTime();
     try {
-      return client.await(boundNanos).lock(name, options);
+      return client.await(boundNanos, interruptible).lock(name, options);
     } catch (BackendUnavailableException e) {
       client.reportUnavailable(name, start);
+      throw e;
+    } catch (LockInterruptedException e) {
+      client.reportNotAcquired(name, AcquireFailure.INTERRUPTED, start);
       throw e;
     }
   }
 
+  /**
+   * The connected lock for a call that waits {@code waitNanos} for the lock: zero is one attempt,
+   * which waits for the connection within the operation timeout and ignores interrupts, as the
+   * core's one attempt does.
+   */
+  private DistributedLock connectedLockFor(long waitNanos) {
+    return waitNanos == 0
+        ? connectedLock(operationTimeoutNanos(), false)
+        : connectedLock(waitNanos, true);
+  }
+
   @Override
   public Optional<Lease> tryAcquire() {
-    return connectedLock(operationTimeoutNanos()).tryAcquire();
+    return connectedLock(operationTimeoutNanos(), false).tryAcquire();
   }
 
   @Override
   public Lease acquire(Duration wait) {
     long waitNanos = NamedLock.checkWait(wait);
     long start = client.options().clock().nanoTime();
-    DistributedLock lock = connectedLock(waitNanos);
+    DistributedLock lock = connectedLockFor(waitNanos);
     long left = waitNanos - (client.options().clock().nanoTime() - start);
     return lock.acquire(Duration.ofNanos(Math.max(0, left)));
   }
@@ -80,7 +102,7 @@ final class DeferredLock implements DistributedLock {
     CompletableFuture<Lease> result = new CompletableFuture<>();
     client
         .connector()
-        .whenConnected(waitNanos)
+        .whenConnected(waitNanos == 0 ? operationTimeoutNanos() : waitNanos)
         .whenComplete(
             (c, failure) -> {
               if (failure != null) {
@@ -94,8 +116,15 @@ final class DeferredLock implements DistributedLock {
                 return; // cancelled while it connected
               }
               long left = waitNanos - (client.options().clock().nanoTime() - start);
-              CompletableFuture<Lease> inner =
-                  c.lock(name, options).acquireAsync(Duration.ofNanos(Math.max(0, left)));
+              CompletableFuture<Lease> inner;
+              try {
+                inner = c.lock(name, options).acquireAsync(Duration.ofNanos(Math.max(0, left)));
+              } catch (RuntimeException e) {
+                // The client closed as it connected: thrown here, nobody would see it, and the
+                // caller's future would never complete.
+                result.completeExceptionally(e);
+                return;
+              }
               // A cancel of the caller's future cancels the acquisition (which gives back a grant
               // it got); a grant that completes after a cancel is released here.
               result.whenComplete(
@@ -141,24 +170,36 @@ final class DeferredLock implements DistributedLock {
   private final class DeferredLockView implements Lock {
     @Override
     public void lock() {
-      connectedLock(operationTimeoutNanos()).asLock().lock();
+      // Waits on through an interrupt, which stays set afterwards, as the core's lock() does.
+      connectedLock(operationTimeoutNanos(), false).asLock().lock();
     }
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-      connectedLock(operationTimeoutNanos()).asLock().lockInterruptibly();
+      Lock lock;
+      try {
+        lock = connectedLock(operationTimeoutNanos(), true).asLock();
+      } catch (LockInterruptedException e) {
+        throw interruptedException(e);
+      }
+      lock.lockInterruptibly();
     }
 
     @Override
     public boolean tryLock() {
-      return connectedLock(operationTimeoutNanos()).asLock().tryLock();
+      return connectedLock(operationTimeoutNanos(), false).asLock().tryLock();
     }
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
       long waitNanos = Math.max(0, unit.toNanos(time));
       long start = client.options().clock().nanoTime();
-      Lock lock = connectedLock(waitNanos).asLock();
+      Lock lock;
+      try {
+        lock = connectedLockFor(waitNanos).asLock();
+      } catch (LockInterruptedException e) {
+        throw interruptedException(e);
+      }
       long left = waitNanos - (client.options().clock().nanoTime() - start);
       return lock.tryLock(Math.max(0, left), TimeUnit.NANOSECONDS);
     }
@@ -177,5 +218,13 @@ final class DeferredLock implements DistributedLock {
     public Condition newCondition() {
       throw LockView.noConditions();
     }
+  }
+
+  /** As a {@link Lock} reports an interrupt: checked, with the flag cleared. */
+  private static InterruptedException interruptedException(LockInterruptedException e) {
+    Thread.interrupted();
+    InterruptedException ie = new InterruptedException(e.getMessage());
+    ie.initCause(e);
+    return ie;
   }
 }

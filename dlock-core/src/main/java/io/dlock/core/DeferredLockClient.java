@@ -81,9 +81,14 @@ public final class DeferredLockClient implements LockClient {
     return connector.connected();
   }
 
-  /** The connected client, waiting for it at most {@code bound}. */
-  LockClient await(long boundNanos) {
-    return connector.await(boundNanos);
+  /**
+   * The connected client, waiting for it at most {@code bound}.
+   *
+   * @param interruptible whether an interrupt ends the wait ({@link
+   *     io.dlock.LockInterruptedException}) or is kept for afterwards
+   */
+  LockClient await(long boundNanos, boolean interruptible) {
+    return connector.await(boundNanos, interruptible);
   }
 
   BackendConnector connector() {
@@ -96,12 +101,17 @@ public final class DeferredLockClient implements LockClient {
 
   /** Tells the event listener of a call that failed for want of a connection (metrics count it). */
   void reportUnavailable(String lockName, long startNanos) {
+    reportNotAcquired(lockName, AcquireFailure.BACKEND_UNAVAILABLE, startNanos);
+  }
+
+  /** Tells the event listener of a call that ended while it waited for the connection. */
+  void reportNotAcquired(String lockName, AcquireFailure failure, long startNanos) {
     try {
       options
           .eventListener()
           .notAcquired(
               lockName,
-              AcquireFailure.BACKEND_UNAVAILABLE,
+              failure,
               Duration.ofNanos(Math.max(0, options.clock().nanoTime() - startNanos)));
     } catch (RuntimeException e) {
       log.warn("The lock event listener failed on lock '{}'", lockName, e);
@@ -144,17 +154,17 @@ public final class DeferredLockClient implements LockClient {
 
   @Override
   public List<LockInfo> inspect(String namePattern) {
-    return await(options.operationTimeout().toNanos()).inspect(namePattern);
+    return await(options.operationTimeout().toNanos(), false).inspect(namePattern);
   }
 
   @Override
   public Optional<LockInfo> forceRelease(String name) {
-    return await(options.operationTimeout().toNanos()).forceRelease(name);
+    return await(options.operationTimeout().toNanos(), false).forceRelease(name);
   }
 
   @Override
   public Set<BackendCapability> capabilities() {
-    return await(options.operationTimeout().toNanos()).capabilities();
+    return await(options.operationTimeout().toNanos(), false).capabilities();
   }
 
   @Override

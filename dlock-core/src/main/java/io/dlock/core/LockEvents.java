@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -34,19 +35,30 @@ final class LockEvents implements AutoCloseable {
   private final MonotonicClock clock;
   private final @Nullable ExecutorService background;
 
+  /** The background's thread (the latest, should one have died): close() never waits for it. */
+  private volatile @Nullable Thread backgroundThread;
+
   LockEvents(LockEventListener listener, MonotonicClock clock, String threadName) {
     this.listener = listener;
     this.clock = clock;
+    ThreadFactory threads = DriverThreads.daemon(threadName);
     this.background =
         listener == LockEventListener.NONE
             ? null
-            : Executors.newSingleThreadExecutor(DriverThreads.daemon(threadName));
+            : Executors.newSingleThreadExecutor(
+                runnable -> {
+                  Thread thread = threads.newThread(runnable);
+                  backgroundThread = thread;
+                  return thread;
+                });
   }
 
   /**
    * Stops the listener's thread once the events already handed to it are told, waiting a second at
    * most: close() reports the leases it ended as lost, and a caller reading its listener after
-   * close() returned must find them there (a CI run found the event still queued).
+   * close() returned must find them there (a CI run found the event still queued). Called from a
+   * listener's callback on that thread (a listener that closes the client when a lease is lost), it
+   * does not wait for itself: the events queued behind the callback are told once it returns.
    */
   @Override
   public void close() {
@@ -54,6 +66,9 @@ final class LockEvents implements AutoCloseable {
       return;
     }
     background.shutdown();
+    if (Thread.currentThread() == backgroundThread) {
+      return;
+    }
     try {
       if (!background.awaitTermination(1, TimeUnit.SECONDS)) {
         log.warn("The lock event listener took over a second; events still queued may be lost");
