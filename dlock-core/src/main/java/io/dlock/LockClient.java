@@ -75,7 +75,13 @@ public interface LockClient extends AutoCloseable {
    */
   java.util.Optional<LockInfo> forceRelease(String name);
 
-  /** What this client's backend can do beyond the guarantees every backend gives; never changes. */
+  /**
+   * What this client's backend can do beyond the guarantees every backend gives; never changes.
+   *
+   * @throws BackendUnavailableException if the client started without its server ({@link
+   *     LockClients#connectLater}) and has not connected within the operation timeout: the
+   *     backend's abilities are known once it answers
+   */
   java.util.Set<BackendCapability> capabilities();
 
   /** A short name of the backend, for logs and metrics: {@code redis}, {@code zookeeper}, ... */

@@ -300,7 +300,16 @@ final class BackendConnector implements AutoCloseable {
     } finally {
       state.unlock();
     }
-    if (first) {
+    if (!(e instanceof BackendUnavailableException)) {
+      // Not a server that is away: a misconfiguration (the start fails with it if it came within
+      // the first bound; later, say so as what it is, every time).
+      log.error(
+          "Connecting to {} failed, not for want of a server: {}; check the configuration."
+              + " Retrying in {} s",
+          target,
+          e.toString(),
+          TimeUnit.NANOSECONDS.toSeconds(delay));
+    } else if (first) {
       log.warn(
           "No connection to {} ({}): lock calls fail with BackendUnavailableException until it"
               + " answers; retrying in the background",
