@@ -4,12 +4,7 @@ import io.dlock.spring.support.BeanChoice;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
-import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
-import org.springframework.context.annotation.ConditionContext;
-import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.env.Environment;
-import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * The application's beans a client can be built on (a {@code CuratorFramework}, a Spring Data
@@ -55,39 +50,30 @@ final class BackendBeans {
   }
 
   /** Matches when the client is to be built on a bean of {@link #kind()}. */
-  abstract static class Chosen extends SpringBootCondition implements ConfigurationCondition {
-    abstract BeanChoice.Kind kind();
-
-    /** Once the bean definitions are known (the auto-configured ones too), as Spring's own. */
+  abstract static class Chosen extends BeanChoice.Chosen {
     @Override
-    public ConfigurationPhase getConfigurationPhase() {
-      return ConfigurationPhase.REGISTER_BEAN;
-    }
-
-    @Override
-    public ConditionOutcome getMatchOutcome(
-        ConditionContext context, AnnotatedTypeMetadata metadata) {
-      return CHOICE.outcome(context, kind());
+    protected BeanChoice choice() {
+      return CHOICE;
     }
   }
 
   static final class OnCuratorFramework extends Chosen {
     @Override
-    BeanChoice.Kind kind() {
+    protected BeanChoice.Kind kind() {
       return CURATOR_FRAMEWORK;
     }
   }
 
   static final class OnLettuceConnectionFactory extends Chosen {
     @Override
-    BeanChoice.Kind kind() {
+    protected BeanChoice.Kind kind() {
       return LETTUCE_CONNECTION_FACTORY;
     }
   }
 
   static final class OnDataSource extends Chosen {
     @Override
-    BeanChoice.Kind kind() {
+    protected BeanChoice.Kind kind() {
       return DATA_SOURCE;
     }
   }

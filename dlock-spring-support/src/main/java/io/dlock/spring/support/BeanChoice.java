@@ -11,8 +11,11 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.AbstractBeanDefinition;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -202,6 +205,29 @@ public final class BeanChoice {
   }
 
   /** Whether {@code kind} is the one to build on, for a condition evaluated as beans register. */
+  /**
+   * A condition that matches when a module's choice ({@link #choice()}) falls on {@link #kind()}: a
+   * module declares one subclass per kind. Evaluated once the bean definitions are known (the
+   * auto-configured ones too), as Spring's own bean conditions are.
+   */
+  public abstract static class Chosen extends SpringBootCondition
+      implements ConfigurationCondition {
+    protected abstract BeanChoice choice();
+
+    protected abstract Kind kind();
+
+    @Override
+    public ConfigurationPhase getConfigurationPhase() {
+      return ConfigurationPhase.REGISTER_BEAN;
+    }
+
+    @Override
+    public ConditionOutcome getMatchOutcome(
+        ConditionContext context, AnnotatedTypeMetadata metadata) {
+      return choice().outcome(context, kind());
+    }
+  }
+
   public ConditionOutcome outcome(ConditionContext context, Kind kind) {
     Kind chosen = chosen(context.getEnvironment());
     ConfigurableListableBeanFactory beans = context.getBeanFactory();

@@ -41,32 +41,23 @@ final class StoreBeans {
   private StoreBeans() {}
 
   /** Matches when the records are to be kept in a bean of {@link #kind()}. */
-  abstract static class Chosen extends SpringBootCondition implements ConfigurationCondition {
-    abstract BeanChoice.Kind kind();
-
-    /** Once the bean definitions are known (the auto-configured ones too), as Spring's own. */
+  abstract static class Chosen extends BeanChoice.Chosen {
     @Override
-    public ConfigurationPhase getConfigurationPhase() {
-      return ConfigurationPhase.REGISTER_BEAN;
-    }
-
-    @Override
-    public ConditionOutcome getMatchOutcome(
-        ConditionContext context, AnnotatedTypeMetadata metadata) {
-      return CHOICE.outcome(context, kind());
+    protected BeanChoice choice() {
+      return CHOICE;
     }
   }
 
   static final class OnLettuceConnectionFactory extends Chosen {
     @Override
-    BeanChoice.Kind kind() {
+    protected BeanChoice.Kind kind() {
       return LETTUCE_CONNECTION_FACTORY;
     }
   }
 
   static final class OnDataSource extends Chosen {
     @Override
-    BeanChoice.Kind kind() {
+    protected BeanChoice.Kind kind() {
       return DATA_SOURCE;
     }
   }
