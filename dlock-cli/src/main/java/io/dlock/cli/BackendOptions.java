@@ -91,15 +91,21 @@ final class BackendOptions {
    *     key the backend does not read
    */
   Supplier<LockClient> connector() {
+    return connector(LockClientOptions.defaults());
+  }
+
+  /** {@link #connector()}, for a client with these options (a listener of its lock events). */
+  Supplier<LockClient> connector(LockClientOptions options) {
     String uri = uri();
     Map<String, String> properties = fileProperties();
     ConfigKeys.check(uri, properties, config);
-    return () -> connect(uri, properties);
+    return () -> connect(uri, properties, options);
   }
 
-  private static LockClient connect(String uri, Map<String, String> properties) {
+  private static LockClient connect(
+      String uri, Map<String, String> properties, LockClientOptions options) {
     try {
-      return LockClients.connect(uri, properties, LockClientOptions.defaults());
+      return LockClients.connect(uri, properties, options);
     } catch (IllegalStateException e) {
       if (!uri.startsWith("jdbc:")) {
         throw e;

@@ -35,8 +35,9 @@ import picocli.CommandLine.Spec;
           + " duration or setting)",
       "69:backend unreachable (for run: no answer within --wait), or it cannot do what was asked",
       "70:internal error",
-      "75:run: lock not acquired within --wait",
-      "76:run: lease lost while the command ran (stopped), or found lost at its release",
+      "75:run: lock not acquired (--elect: not elected) within --wait",
+      "76:run: lease lost (--elect: the term ended) while the command ran (stopped), or found"
+          + " lost at its release",
       "78:backend not set up for dlock (JDBC: lock table missing; see createSchema)",
       "127:run: the command could not be started",
       "130:run: dlock was interrupted; the command was stopped"

@@ -7,12 +7,14 @@ import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockInterruptedException;
+import io.dlock.LockNames;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,6 +24,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -32,7 +35,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Run COMMAND while holding the lock NAME, and exit with its status.",
       "The lease is renewed while the command runs and released when it exits.",
-      "The command sees DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment."
+      "The command sees DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment.",
+      "With --elect NAME instead of --name, the command runs while this process leads the"
+          + " election NAME, and is stopped when its term ends (exit 76)."
     })
 final class RunCommand implements Callable<Integer> {
 
@@ -46,8 +51,16 @@ final class RunCommand implements Callable<Integer> {
 
   @Mixin BackendOptions backend = new BackendOptions();
 
-  @Option(names = "--name", required = true, paramLabel = "NAME", description = "the lock's name")
-  String name = "";
+  @Option(names = "--name", paramLabel = "NAME", description = "the lock's name")
+  @Nullable String name;
+
+  @Option(
+      names = "--elect",
+      paramLabel = "NAME",
+      description =
+          "instead of --name: join the election NAME and run COMMAND while leading it, with"
+              + " DLOCK_ELECTION and DLOCK_EPOCH; the term's end stops it and exits 76")
+  @Nullable String elect;
 
   /** The longest --wait taken; leaving --wait out waits without limit. */
   static final Duration MAX_WAIT = Duration.ofDays(365);
@@ -57,7 +70,8 @@ final class RunCommand implements Callable<Integer> {
       paramLabel = "DURATION",
       converter = Durations.class,
       description =
-          "how long to wait for the lock, connecting included (5 = 5 seconds, 500ms, 30s, 5m);"
+          "how long to wait for the lock (--elect: to be elected), connecting included"
+              + " (5 = 5 seconds, 500ms, 30s, 5m);"
               + " 0 = one attempt; default: no limit")
   @Nullable Duration wait;
 
@@ -92,7 +106,8 @@ final class RunCommand implements Callable<Integer> {
       paramLabel = "N",
       defaultValue = "75",
       description =
-          "exit status when the lock is not acquired within --wait (default: ${DEFAULT-VALUE})")
+          "exit status when the lock is not acquired (or not elected) within --wait"
+              + " (default: ${DEFAULT-VALUE})")
   int conflictExitCode = ExitCodes.NOT_ACQUIRED;
 
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments")
@@ -119,10 +134,13 @@ final class RunCommand implements Callable<Integer> {
     if (conflictExitCode < 0 || conflictExitCode > 255) {
       throw new IllegalArgumentException("--conflict-exit-code must be from 0 to 255");
     }
+    checkLockOrElection();
     LockOptions options = LockOptions.defaults().withRenewedLease(lease);
     PrintWriter err = spec.commandLine().getErr();
-    try (RunShutdown shutdown = RunShutdown.install(name, killAfter, err)) {
-      return acquireAndRun(options, err, shutdown);
+    try (RunShutdown shutdown = RunShutdown.install(lockName(), killAfter, err)) {
+      return elect == null
+          ? acquireAndRun(options, err, shutdown)
+          : electAndRun(elect, options, err, shutdown);
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
@@ -130,30 +148,99 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  private int acquireAndRun(LockOptions options, PrintWriter err, RunShutdown shutdown) {
-    long start = System.nanoTime();
-    Supplier<LockClient> connector = backend.connector(); // a bad --config fails before any wait
-    LockClient connected;
+  /** Exactly one of --name and --elect, checked before anything connects. */
+  private void checkLockOrElection() {
+    if (name == null && elect == null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "Missing required option: '--name=NAME' (or '--elect=NAME' to run while leading an"
+              + " election)");
+    }
+    if (name != null && elect != null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--elect NAME names the election's lock: give --name or --elect, not both");
+    }
+    if (elect != null) {
+      try {
+        LockNames.requireValid(elect);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(
+            spec.commandLine(), "--elect: the election's " + e.getMessage());
+      }
+      if (onLost == OnLost.warn) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--on-lost warn cannot be used with --elect: the command runs only while its term"
+                + " stands, and is stopped when it ends");
+      }
+    }
+  }
+
+  /** The lock's name, or the election's (whose lock bears its name). */
+  private String lockName() {
+    return elect != null ? elect : Objects.requireNonNull(name);
+  }
+
+  /** What the connection left of the wait (none left still makes one attempt); null: no limit. */
+  private @Nullable Duration waitLeft(long start) {
+    return wait == null ? null : max(Duration.ZERO, wait.minusNanos(System.nanoTime() - start));
+  }
+
+  /**
+   * Connects within the wait's bound; null if the calling thread was stopped meanwhile (nothing is
+   * held).
+   */
+  private @Nullable LockClient connect(Supplier<LockClient> connector) {
     try {
-      connected =
-          BoundedConnect.connect(
-              connector, connectBound(), LockClients.redact(backend.uri()), connectBoundText());
+      return BoundedConnect.connect(
+          connector, connectBound(), LockClients.redact(backend.uri()), connectBoundText());
     } catch (InterruptedException e) {
-      interrupted = true; // stopped while connecting: nothing is held
+      interrupted = true;
+      return null;
+    }
+  }
+
+  private int electAndRun(
+      String election, LockOptions options, PrintWriter err, RunShutdown shutdown) {
+    long start = System.nanoTime();
+    ElectedRun run = new ElectedRun(election, command, killAfter, err, shutdown);
+    // A bad --config fails before any wait.
+    Supplier<LockClient> connector =
+        backend.connector(LockClientOptions.defaults().withEventListener(run.attempts()));
+    LockClient connected = connect(connector);
+    if (connected == null) {
       return ExitCodes.INTERRUPTED;
     }
     try (LockClient client = connected) {
-      DistributedLock lock = client.lock(name, options);
+      return run.run(
+          client,
+          options,
+          waitLeft(start),
+          LockClientOptions.defaults().operationTimeout(),
+          conflictExitCode,
+          wait == null ? "no limit" : Durations.format(wait));
+    } finally {
+      interrupted |= run.interrupted();
+    }
+  }
+
+  private int acquireAndRun(LockOptions options, PrintWriter err, RunShutdown shutdown) {
+    long start = System.nanoTime();
+    Supplier<LockClient> connector = backend.connector(); // a bad --config fails before any wait
+    LockClient connected = connect(connector);
+    if (connected == null) {
+      return ExitCodes.INTERRUPTED;
+    }
+    try (LockClient client = connected) {
+      DistributedLock lock = client.lock(lockName(), options);
       Lease held;
       try {
-        // What the connection left of the wait; none left still makes one attempt.
-        held =
-            lock.acquire(
-                wait == null
-                    ? NO_LIMIT
-                    : max(Duration.ZERO, wait.minusNanos(System.nanoTime() - start)));
+        Duration left = waitLeft(start);
+        held = lock.acquire(left == null ? NO_LIMIT : left);
       } catch (LockTimeoutException e) {
-        err.println("dlock: lock '" + name + "' not acquired within " + Durations.format(wait));
+        err.println(
+            "dlock: lock '" + lockName() + "' not acquired within " + Durations.format(wait));
         err.flush();
         return conflictExitCode;
       } catch (LockInterruptedException e) {
@@ -204,7 +291,7 @@ final class RunCommand implements Callable<Integer> {
 
   private int runHolding(Lease held, PrintWriter err, RunShutdown shutdown) {
     ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-    builder.environment().put("DLOCK_NAME", name);
+    builder.environment().put("DLOCK_NAME", lockName());
     builder.environment().put("DLOCK_FENCING_TOKEN", Long.toString(held.fencingToken()));
     Process child;
     try {
@@ -270,7 +357,7 @@ final class RunCommand implements Callable<Integer> {
           "dlock: "
               + (onLost == OnLost.warn ? "warning: " : "")
               + "the lease of '"
-              + name
+              + lockName()
               + "' was lost ("
               + detail
               + "), found after the command ended: it may have run without the lock for some of"
@@ -281,7 +368,7 @@ final class RunCommand implements Callable<Integer> {
     if (onLost == OnLost.warn) {
       err.println(
           "dlock: warning: the lease of '"
-              + name
+              + lockName()
               + "' was lost ("
               + detail
               + ");"
@@ -290,7 +377,7 @@ final class RunCommand implements Callable<Integer> {
       return;
     }
     err.println(
-        "dlock: the lease of '" + name + "' was lost (" + detail + "); stopping the command");
+        "dlock: the lease of '" + lockName() + "' was lost (" + detail + "); stopping the command");
     err.flush();
     stopped.set(true);
     stop(child, killAfter);
