@@ -186,9 +186,12 @@ class LeaseRenewerTest {
   @Test
   void aFixedLeaseEndingDuringARenewalNeitherCutsItShortNorWaitsForIt() throws Exception {
     HeldRenewal renewal = holdRenewalAnswers();
+    // Long leases: the renewal call waits a third of the lease (at most the operation timeout, 5 s)
+    // in real time, which must outlast the test's steps on a loaded machine (3 s leases, 1 s,
+    // failed once in CI at a load of 6).
     Lease renewed =
-        acquire("renewed", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(3)));
-    Lease fixed = acquire("fixed", LockOptions.defaults().withFixedLease(Duration.ofMillis(1200)));
+        acquire("renewed", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(30)));
+    Lease fixed = acquire("fixed", LockOptions.defaults().withFixedLease(Duration.ofSeconds(12)));
     List<LeaseLostEvent> fixedLost = new CopyOnWriteArrayList<>();
     fixed.onLost(fixedLost::add);
     long sentAt = grant(renewed).nextRenewalNanos();
