@@ -137,6 +137,10 @@ final class Candidacy implements LeaderElection {
         if (joined && !closed && term == null) {
           elected = new LeaderTerm(name, lease.fencingToken(), lease);
           term = elected;
+          // Queued under the state lock: a resign() right after must queue its revocation
+          // behind this (found by review: it could come first).
+          LeaderTerm started = elected;
+          events.execute(() -> listener.elected(started));
         }
       } else {
         Throwable cause = unwrap(failure);
@@ -159,8 +163,7 @@ final class Candidacy implements LeaderElection {
     }
     if (elected != null) {
       LeaderTerm started = elected;
-      // Told first: a loss already known is told at once by onLost, and must come after.
-      events.execute(() -> listener.elected(started));
+      // Told (queued) above: a loss already known is told at once by onLost, and comes after.
       hookSession(started);
       lease.onLost(event -> lost(started, event));
       return;

@@ -5,8 +5,6 @@ import io.dlock.LockOptions;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -150,7 +148,7 @@ final class LockedMethod {
       throws Throwable {
     switch (onFailure) {
       case SKIP:
-        return skippedValue(result, method.getReturnType());
+        return result.skippedValue(method.getReturnType());
       case FALLBACK:
         Method fb = fallback;
         if (fb == null || target == null) {
@@ -170,43 +168,6 @@ final class LockedMethod {
       default:
         throw failure;
     }
-  }
-
-  private static @Nullable Object skippedValue(LockedResult result, Class<?> type) {
-    if (result == LockedResult.COMPLETION_STAGE) {
-      return CompletableFuture.completedFuture(null);
-    }
-    if (result == LockedResult.MONO || result == LockedResult.FLUX) {
-      return ReactiveLockedCalls.empty(result);
-    }
-    if (type == Optional.class) {
-      return Optional.empty();
-    }
-    if (!type.isPrimitive() || type == void.class) {
-      return null;
-    }
-    if (type == boolean.class) {
-      return false;
-    }
-    if (type == char.class) {
-      return '\0';
-    }
-    if (type == long.class) {
-      return 0L;
-    }
-    if (type == double.class) {
-      return 0d;
-    }
-    if (type == float.class) {
-      return 0f;
-    }
-    if (type == short.class) {
-      return (short) 0;
-    }
-    if (type == byte.class) {
-      return (byte) 0;
-    }
-    return 0;
   }
 
   /**

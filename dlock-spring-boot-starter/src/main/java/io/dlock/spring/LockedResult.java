@@ -1,7 +1,9 @@
 package io.dlock.spring;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -44,5 +46,47 @@ enum LockedResult {
   /** Whether the lock outlives the method's return. */
   boolean isAsync() {
     return this != VALUE;
+  }
+
+  /**
+   * What a skipped call of a method returning {@code type} (of this kind) returns: a completed
+   * future, an empty publisher, {@code Optional.empty()}, {@code false}, zero or null. Shared by
+   * {@link OnLockFailure#SKIP} and {@link LeaderOnly}.
+   */
+  @Nullable Object skippedValue(Class<?> type) {
+    if (this == COMPLETION_STAGE) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (this == MONO || this == FLUX) {
+      return ReactiveLockedCalls.empty(this);
+    }
+    if (type == Optional.class) {
+      return Optional.empty();
+    }
+    if (!type.isPrimitive() || type == void.class) {
+      return null;
+    }
+    if (type == boolean.class) {
+      return false;
+    }
+    if (type == char.class) {
+      return '\0';
+    }
+    if (type == long.class) {
+      return 0L;
+    }
+    if (type == double.class) {
+      return 0d;
+    }
+    if (type == float.class) {
+      return 0f;
+    }
+    if (type == short.class) {
+      return (short) 0;
+    }
+    if (type == byte.class) {
+      return (byte) 0;
+    }
+    return 0;
   }
 }

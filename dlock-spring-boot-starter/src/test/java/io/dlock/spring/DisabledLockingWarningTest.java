@@ -57,6 +57,24 @@ class DisabledLockingWarningTest {
   }
 
   @Test
+  void theWarningNamesTheLeaderOnlyMethodsThatRunOnEveryInstance(CapturedOutput output) {
+    runner
+        .withBean(Reports.class)
+        .withPropertyValues("dlock.enabled=false")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(Reports.class).send()).isTrue(); // not skipped
+              assertThat(output.getOut().lines().filter(line -> line.contains("@LeaderOnly")))
+                  .singleElement()
+                  .asString()
+                  .contains(" WARN ")
+                  .contains(WARNING + ": these 1 @LeaderOnly methods run on EVERY instance")
+                  .contains("Reports.send()");
+            });
+  }
+
+  @Test
   void withoutLockedMethodsTheWarningSaysTheStarterIsOff(CapturedOutput output) {
     runner
         .withPropertyValues("dlock.enabled=false")
@@ -85,6 +103,13 @@ class DisabledLockingWarningTest {
     @Bean
     Counter counter() {
       return new Counter();
+    }
+  }
+
+  static class Reports {
+    @LeaderOnly
+    public boolean send() {
+      return true;
     }
   }
 

@@ -1,7 +1,9 @@
 package io.dlock.spring.autoconfigure;
 
+import io.dlock.spring.LeaderOnly;
 import io.dlock.spring.Locked;
 import io.dlock.spring.LockedMethods;
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.TreeSet;
@@ -16,7 +18,8 @@ import org.springframework.util.ClassUtils;
 /**
  * With {@code dlock.enabled=false}, says at start-up, as a warning, that the starter is off and
  * which {@code @Locked} methods now run without their lock: they are called as plain methods, and
- * nothing else would show it (50 concurrent increments of a locked counter ended at 1).
+ * nothing else would show it (50 concurrent increments of a locked counter ended at 1); and which
+ * {@code @LeaderOnly} methods now run on every instance.
  */
 final class DisabledLockingWarning implements SmartInitializingSingleton {
   private static final Logger log = LoggerFactory.getLogger(DisabledLockingWarning.class);
@@ -29,7 +32,15 @@ final class DisabledLockingWarning implements SmartInitializingSingleton {
 
   @Override
   public void afterSingletonsInstantiated() {
-    TreeSet<String> methods = lockedMethods();
+    TreeSet<String> methods = annotatedMethods(Locked.class);
+    TreeSet<String> leaderOnly = annotatedMethods(LeaderOnly.class);
+    if (!leaderOnly.isEmpty()) {
+      log.warn(
+          "dlock.enabled=false: these {} @LeaderOnly methods run on EVERY instance, not only on the"
+              + " leader: {}",
+          leaderOnly.size(),
+          String.join(", ", leaderOnly));
+    }
     if (methods.isEmpty()) {
       log.warn(
           "dlock.enabled=false: the dlock starter is off (no LockClient, no @Locked locking, no"
@@ -43,8 +54,10 @@ final class DisabledLockingWarning implements SmartInitializingSingleton {
         String.join(", ", methods));
   }
 
-  /** {@code Type.method(ParameterTypes)} of every {@code @Locked} method of the beans. */
-  TreeSet<String> lockedMethods() {
+  /**
+   * {@code Type.method(ParameterTypes)} of every method of the beans annotated with {@code type}.
+   */
+  TreeSet<String> annotatedMethods(Class<? extends Annotation> annotation) {
     TreeSet<String> found = new TreeSet<>();
     for (String name : beans.getBeanDefinitionNames()) {
       Class<?> type = UnknownPropertiesCheck.typeOf(beans, name);
@@ -52,17 +65,18 @@ final class DisabledLockingWarning implements SmartInitializingSingleton {
         continue;
       }
       Class<?> user = ClassUtils.getUserClass(type);
-      Map<Method, Locked> locked;
+      Map<Method, Boolean> annotated;
       try {
-        locked =
+        annotated =
             MethodIntrospector.selectMethods(
                 user,
-                (MethodIntrospector.MetadataLookup<Locked>)
-                    method -> AnnotatedElementUtils.findMergedAnnotation(method, Locked.class));
+                (MethodIntrospector.MetadataLookup<Boolean>)
+                    method ->
+                        AnnotatedElementUtils.hasAnnotation(method, annotation) ? true : null);
       } catch (RuntimeException | LinkageError e) {
         continue; // a class whose methods cannot be read (a missing optional type) has none
       }
-      locked.keySet().forEach(method -> found.add(LockedMethods.describe(method, user)));
+      annotated.keySet().forEach(method -> found.add(LockedMethods.describe(method, user)));
     }
     return found;
   }

@@ -3,15 +3,19 @@ package io.dlock.spring.autoconfigure;
 import io.dlock.LockClient;
 import io.dlock.LockClients;
 import io.dlock.LockEventListener;
+import io.dlock.LockNames;
 import io.dlock.micrometer.MicrometerLockMetrics;
+import io.dlock.spring.LeaderOnlyAdvisor;
 import io.dlock.spring.LockAcquirer;
 import io.dlock.spring.LockNamePatterns;
 import io.dlock.spring.LockedMethodAdvisor;
 import io.dlock.spring.LockedMethodInterceptor;
 import io.dlock.spring.LockedMethods;
+import io.dlock.spring.election.DlockLeaderElection;
 import io.dlock.spring.integration.DlockLockRegistry;
 import io.dlock.spring.shedlock.DlockLockProvider;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.ObjectProvider;
@@ -24,8 +28,10 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -47,6 +53,9 @@ import org.springframework.integration.support.locks.LockRegistry;
  * module is on the class path; otherwise the start-up fails with a message saying what to set. A
  * client the starter makes reports to the {@link io.dlock.LockEventListener} beans (the metrics);
  * one of the application gets them only if the application sets them in its options.
+ *
+ * <p>With {@code dlock.election.name}, the application's candidacy in that leader election ({@link
+ * DlockLeaderElection}), for {@code @LeaderOnly} methods and leadership events.
  *
  * <p>After the meter registries' auto-configuration, so that the metrics see the registry.
  */
@@ -70,12 +79,16 @@ import org.springframework.integration.support.locks.LockRegistry;
   DlockAutoConfiguration.MicrometerConfiguration.class,
   DlockAutoConfiguration.IntegrationConfiguration.class,
   DlockAutoConfiguration.ShedLockConfiguration.class,
+  DlockAutoConfiguration.ElectionConfiguration.class,
   DlockAutoConfiguration.AdvisorConfiguration.class
 })
 public class DlockAutoConfiguration {
 
   /** The order of the {@code @Locked} advisor: outside a default-ordered transaction. */
   public static final int ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+  /** The order of the {@code @LeaderOnly} advisor: outside {@code @Locked}. */
+  public static final int LEADER_ONLY_ADVISOR_ORDER = ADVISOR_ORDER - 1;
 
   @Bean
   @ConditionalOnMissingBean
@@ -161,6 +174,32 @@ public class DlockAutoConfiguration {
     }
   }
 
+  /**
+   * The starter's leader election, when {@code dlock.election.name} is set: the property is the
+   * opt-in (an application's own {@code LeaderElection} beans are its own, and do not replace it).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty("dlock.election.name")
+  static class ElectionConfiguration {
+    @Bean
+    DlockLeaderElection dlockLeaderElection(
+        LockClient client,
+        DlockProperties properties,
+        LockNamePatterns names,
+        ApplicationEventPublisher publisher) {
+      DlockProperties.Election election = properties.getElection();
+      String name = Objects.requireNonNullElse(election.getName(), "");
+      try {
+        LockNames.requireValid(properties.getKeyPrefix() + name);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("dlock.election.name: " + e.getMessage(), e);
+      }
+      // Through the patterns, so that the metrics tag the election's lock with its name.
+      return new DlockLeaderElection(
+          client, names.lockName(name, null), election.toLockOptions(), publisher);
+    }
+  }
+
   /** The advisor that applies {@code @Locked}; infrastructure, like the transaction one. */
   @Configuration(proxyBeanMethods = false)
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -190,6 +229,26 @@ public class DlockAutoConfiguration {
                   acquirer::getObject,
                   () -> properties.getObject().isReleaseAfterTransaction()));
       advisor.setOrder(ADVISOR_ORDER);
+      return advisor;
+    }
+
+    /**
+     * The advisor that applies {@code @LeaderOnly}, with or without an election: without one, a
+     * {@code @LeaderOnly} method fails the start-up rather than running on every instance.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    static LeaderOnlyAdvisor dlockLeaderOnlyAdvisor(
+        ObjectProvider<DlockLeaderElection> election, ConfigurableListableBeanFactory beanFactory) {
+      LeaderOnlyAdvisor advisor =
+          new LeaderOnlyAdvisor(
+              // Bean definitions only: asked while beans are being proxied.
+              () ->
+                  beanFactory.getBeanNamesForType(DlockLeaderElection.class, true, false).length
+                      > 0,
+              election::getObject);
+      advisor.setOrder(LEADER_ONLY_ADVISOR_ORDER);
       return advisor;
     }
   }

@@ -91,6 +91,9 @@ public class DlockProperties {
   /** How web requests answer a lock that was not acquired. */
   private final Web web = new Web();
 
+  /** The leader election the starter joins, for @LeaderOnly methods and leadership events. */
+  private final Election election = new Election();
+
   /** The lock name the health indicator takes and releases to check that the backend answers. */
   private String healthLockName = "dlock-health-check";
 
@@ -100,6 +103,10 @@ public class DlockProperties {
 
   public Web getWeb() {
     return web;
+  }
+
+  public Election getElection() {
+    return election;
   }
 
   public Zookeeper getZookeeper() {
@@ -284,6 +291,54 @@ public class DlockProperties {
 
     public void setRootPath(String rootPath) {
       this.rootPath = rootPath;
+    }
+  }
+
+  /**
+   * {@code dlock.election.*}: the starter's leader election ({@code
+   * io.dlock.spring.election.DlockLeaderElection}), made only when a name is set.
+   */
+  public static class Election {
+    /**
+     * The name of the leader election this instance competes in, the same on every instance that
+     * shares the leader-only work; a lock name, prefixed with dlock.key-prefix, that no other lock
+     * may use. Unset: no election, and a @LeaderOnly method fails the start-up.
+     */
+    private @Nullable String name;
+
+    /**
+     * The lease of a term, renewed while this instance leads: a leader that dies is replaced within
+     * about this time.
+     */
+    private Duration leaseTime = Duration.ofSeconds(15);
+
+    public @Nullable String getName() {
+      return name;
+    }
+
+    public void setName(@Nullable String name) {
+      this.name = name;
+    }
+
+    public Duration getLeaseTime() {
+      return leaseTime;
+    }
+
+    public void setLeaseTime(Duration leaseTime) {
+      this.leaseTime = leaseTime;
+    }
+
+    /**
+     * The lock options of the election's terms: a renewed lease of the lease time.
+     *
+     * @throws IllegalArgumentException naming the property if the lease time is out of range
+     */
+    public LockOptions toLockOptions() {
+      try {
+        return LockOptions.defaults().withRenewedLease(leaseTime);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("dlock.election.lease-time: " + e.getMessage(), e);
+      }
     }
   }
 
