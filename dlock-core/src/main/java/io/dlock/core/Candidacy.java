@@ -215,6 +215,11 @@ final class Candidacy implements LeaderElection {
     } finally {
       state.unlock();
     }
+    // A lost lease stays the client's (listed by heldLeases, kept in its bookkeeping) until its
+    // holder releases it: the release takes it out and drops what the server may still count of
+    // it (owner-checked: never a newer term), without waiting (found by dlock-torture's election
+    // workload: every term lost to a pause or a forced release was still listed at the end).
+    release(ended.lease());
     Revocation reason = revocationOf(event.reason());
     events.execute(() -> listener.revoked(ended, reason, event.detail()));
     compete();

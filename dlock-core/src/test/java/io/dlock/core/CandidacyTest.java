@@ -3,6 +3,7 @@ package io.dlock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.dlock.HeldLeaseInfo;
 import io.dlock.LeaderElection;
 import io.dlock.LeaderTerm;
 import io.dlock.LeadershipListener;
@@ -67,9 +68,16 @@ class CandidacyTest {
     assertThat(told.events)
         .containsExactly(
             "elected 1", "uncertain 1", "restored 1", "revoked 1 SESSION_LOST", "elected 2");
+    assertThat(client.heldLeases())
+        .as("the lost term's lease is given up, not left listed beside the new one")
+        .extracting(HeldLeaseInfo::fencingToken)
+        .containsExactly(2L);
     election.close();
     await().until(() -> told.events.contains("revoked 2 RESIGNED"));
-    assertThat(backend.releases).hasSize(1);
+    assertThat(backend.releases)
+        .as("the lost term's clean-up (owner-checked, best effort), then the resignation")
+        .extracting(call -> call.fencingToken())
+        .containsExactly(1L, 2L);
     client.close();
   }
 

@@ -7,9 +7,10 @@ import java.util.List;
 /**
  * Reads a run's merged history and measures what the safety claims promise: the {@link RunHistory}
  * read once, each promise judged by its {@link Criterion}, and the verdict (every criterion's
- * failures, in the report's order, and the run's own checks) written into a {@link RunResult}.
- * Holds are taken conservatively (see {@link Hold}), so an overlap found is an overlap that
- * happened.
+ * failures, in the report's order, and the run's own checks) written into a {@link RunResult}. An
+ * election run is judged by the same criteria, its terms taken as holds of its lock, and by {@link
+ * ElectionNoticeCriterion}. Holds are taken conservatively (see {@link Hold}), so an overlap found
+ * is an overlap that happened.
  */
 final class Checker {
   private final RunSettings settings;
@@ -33,17 +34,24 @@ final class Checker {
     SpuriousLossCriterion spuriousLoss = new SpuriousLossCriterion(settings, run);
     AsyncCancelCriterion asyncCancel = new AsyncCancelCriterion(settings, run, nextGrantBound);
     ClientCloseCriterion clientClose = new ClientCloseCriterion(run, nextGrantBound);
+    List<Criterion> criteria =
+        new ArrayList<>(
+            List.of(
+                overlap,
+                stuckLock,
+                fencing,
+                nextGrant,
+                toldOfLoss,
+                spuriousLoss,
+                asyncCancel,
+                clientClose));
+    Workload workload = settings.workload();
+    if (workload == Workload.ELECTION) {
+      // A term has no release to answer: its end is a notice, which this criterion checks.
+      criteria.add(new ElectionNoticeCriterion(run));
+    }
     List<String> failures = new ArrayList<>();
-    for (Criterion criterion :
-        List.of(
-            overlap,
-            stuckLock,
-            fencing,
-            nextGrant,
-            toldOfLoss,
-            spuriousLoss,
-            asyncCancel,
-            clientClose)) {
+    for (Criterion criterion : criteria) {
       failures.addAll(criterion.failures());
     }
 
@@ -52,13 +60,18 @@ final class Checker {
         run.holds.stream()
             .filter(h -> h.releasedAt == Long.MAX_VALUE && !run.killed.contains(h.source))
             .count();
-    if (unanswered > 0) {
+    if (unanswered > 0 && workload == Workload.LOCK) {
       failures.add(unanswered + " release(s) by live workers never answered");
     }
     // A run that granted next to nothing, or injected no fault, proves nothing of the above.
     int grants = run.holds.size();
     if (grants < 3) {
-      failures.add("only " + grants + " grant(s): the run proved nothing");
+      failures.add(
+          "only "
+              + grants
+              + " "
+              + (workload == Workload.ELECTION ? "term" : "grant")
+              + "(s): the run proved nothing");
     }
     if (faultsInjected == 0 && scenario != Scenario.CALM && scenario != Scenario.CLOCK_OFFSET) {
       failures.add("no fault was injected");
@@ -88,7 +101,9 @@ final class Checker {
         spuriousLoss.spurious,
         run.releaseErrors(),
         stuckLock.worstFreeWhileWaited,
-        failures);
+        failures,
+        null,
+        workload);
   }
 
   /** Nanoseconds as whole milliseconds, rounded, as every message and the report show them. */

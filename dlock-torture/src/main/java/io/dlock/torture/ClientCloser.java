@@ -6,15 +6,14 @@ import io.dlock.LockOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The {@code client-close} fault inside a worker: asked by the coordinator (a {@code close} line on
- * the worker's standard input), the worker closes its own client while its main thread holds a lock
- * and two more threads of the same client wait for it, one in a blocking {@code acquire}, one in
- * {@code acquireAsync}. Then it connects a new client and goes on.
+ * The {@code client-close} fault inside a worker: asked by the coordinator ({@link CloseRequests}),
+ * the worker closes its own client while its main thread holds a lock and two more threads of the
+ * same client wait for it, one in a blocking {@code acquire}, one in {@code acquireAsync}. Then it
+ * connects a new client and goes on.
  *
  * <p>The waiters write to the worker's history under sources of their own ({@code w1.b}, {@code
  * w1.a}), so that their waits are told apart from the main thread's. {@link ClientCloseCriterion}
@@ -35,7 +34,6 @@ final class ClientCloser {
   private final Duration wait;
   private final Duration abandonFor;
   private final Duration settle;
-  private final Semaphore requests = new Semaphore(0);
 
   ClientCloser(
       String worker,
@@ -56,24 +54,6 @@ final class ClientCloser {
     this.wait = wait;
     this.abandonFor = abandonFor;
     this.settle = settle;
-  }
-
-  /** The coordinator asks for a close (from the thread that reads standard input). */
-  void request() {
-    requests.release();
-  }
-
-  /** The coordinator gave up waiting for the close it asked for: it is not to happen later. */
-  void withdraw() {
-    requests.drainPermits();
-  }
-
-  /**
-   * The critical section's work: waits {@code millis}, or less if a close is asked for meanwhile
-   * (or was before). Returns whether it was: the caller then closes while it holds.
-   */
-  boolean awaitRequest(long millis) throws InterruptedException {
-    return requests.tryAcquire(millis, TimeUnit.MILLISECONDS);
   }
 
   /**

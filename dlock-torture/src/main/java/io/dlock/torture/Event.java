@@ -82,7 +82,21 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
     /** The worker's {@code LockClient.close()} returned. */
     CLOSE_END,
     /** The worker connected a new client after closing its last. */
-    CLIENT_NEW
+    CLIENT_NEW,
+    /**
+     * Election runs: the candidate was told {@code elected} (a term begins: the token is its epoch,
+     * detail its number, {@code #3}). A term is a hold of the election's lock for every criterion.
+     */
+    ELECTED,
+    /** The leader was told {@code uncertain}: it pauses leader-only work (the term stands). */
+    UNCERTAIN,
+    /** The leader was told {@code restored}: it resumes. */
+    RESTORED,
+    /**
+     * The candidate was told {@code revoked}: the term ends; detail is its number, the reason and
+     * the candidacy's detail ({@code #3 EXPIRED ...}). Every reason but {@code RESIGNED} is a loss.
+     */
+    REVOKED
   }
 
   String format() {

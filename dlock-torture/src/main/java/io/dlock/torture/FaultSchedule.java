@@ -77,7 +77,7 @@ final class FaultSchedule {
     w.process().waitFor(10, TimeUnit.SECONDS);
     faults.injected(Event.Kind.KILL, victim.get().getValue(), 0, w.id());
     w.proxies().forEach(TcpProxy::close);
-    probe.contend(victim.get().getValue());
+    contend(victim.get().getValue());
     workers.spawn(0);
     afterFault();
   }
@@ -94,7 +94,7 @@ final class FaultSchedule {
     w.signal("STOP");
     faults.injected(Event.Kind.STOP, victim.get().getValue(), 0, w.id());
     if (pastTheLease) {
-      probe.contend(victim.get().getValue());
+      contend(victim.get().getValue());
     }
     calm(pause); // the pause itself
     w.signal("CONT");
@@ -118,7 +118,7 @@ final class FaultSchedule {
     WorkerProcess w = workers.get(victim.get().getKey());
     w.proxies().forEach(TcpProxy::cut);
     faults.injected(Event.Kind.CUT_BEGIN, victim.get().getValue(), 0, w.id());
-    probe.contend(victim.get().getValue());
+    contend(victim.get().getValue());
     calm(settings.lease().multipliedBy(2)); // the partition itself
     w.proxies().forEach(TcpProxy::heal);
     faults.append(Event.Kind.CUT_END, victim.get().getValue(), 0, w.id());
@@ -170,8 +170,12 @@ final class FaultSchedule {
         Event.Kind.FORCE_RELEASE, lock, was.map(LockInfo::fencingToken).orElse(0L), w.id());
     // At once, a grant to the victim's owner id through another client, held for a lease: the
     // victim's late release (or renewal) of its deleted grant must not reach this one, else
-    // another owner is granted the lock while the probe holds it.
-    probe.contend(lock, w.ownerId(), settings.lease());
+    // another owner is granted the lock while the probe holds it. In an election the candidates
+    // waiting are the contenders: one of them is elected while the deleted term's leader still
+    // believes it leads, until its next renewal tells it TAKEN_OVER.
+    if (settings.workload() == Workload.LOCK) {
+      probe.contend(lock, w.ownerId(), settings.lease());
+    }
     afterFault();
   }
 
@@ -195,19 +199,46 @@ final class FaultSchedule {
       return;
     }
     faults.injected(Event.Kind.CLIENT_CLOSE, lock.get(), 0, w.id());
-    probe.contend(lock.get());
+    contend(lock.get());
     afterFault();
   }
 
-  /** The next worker to enter its critical section, with the lock it holds. */
+  /**
+   * The probe contends for a faulted holder's lock, so that someone waits when it frees; not in an
+   * election, whose other candidates compete all the time (a probe holding the election's lock
+   * would be a leader nobody elected).
+   */
+  private void contend(String lock) {
+    if (settings.workload() == Workload.LOCK) {
+      probe.contend(lock);
+    }
+  }
+
+  /**
+   * The next worker to enter its critical section, with the lock it holds: in an election, the
+   * leader at its next round of work.
+   */
   private Optional<Map.Entry<String, String>> victim() throws InterruptedException {
     return registers.awaitEntry(workers.ids(), settings.lease().multipliedBy(5));
   }
 
-  /** Between faults: wait for the probes, then a lease of calm for the workers to settle. */
+  /**
+   * Between faults: wait for the probes, then a lease of calm for the workers to settle. In an
+   * election, first for a leader at work (the new one, after a fault on the last; the criteria
+   * judge how soon, this wait only keeps the calm after it), then a calm in which its term ends and
+   * the next begins, without a fault: the longest term and a renewal interval, if longer than a
+   * lease.
+   */
   private void afterFault() throws InterruptedException {
     probe.awaitContenders();
-    calm(settings.lease());
+    Duration calm = settings.lease();
+    if (settings.workload() == Workload.ELECTION) {
+      registers.awaitEntry(
+          workers.ids(), target.nextGrantBound(settings.lease()).plus(settings.lease()));
+      Duration handOff = Duration.ofMillis(settings.longestTermMillis()).plus(settings.renewal());
+      calm = handOff.compareTo(calm) > 0 ? handOff : calm;
+    }
+    calm(calm);
   }
 
   static void calm(Duration d) throws InterruptedException {

@@ -25,6 +25,7 @@ final class FencingCriterion implements Criterion {
   private final int staleAccepted;
   private final int lostUpdates;
   private final boolean lostUpdatesExpected;
+  private final Workload workload;
 
   FencingCriterion(RunSettings settings, RunHistory run) {
     long grace = settings.lease().toNanos() + settings.renewal().toNanos();
@@ -36,13 +37,17 @@ final class FencingCriterion implements Criterion {
     this.staleAccepted = run.staleAccepted();
     this.lostUpdates = run.lostUpdates();
     this.lostUpdatesExpected = settings.scenario().breaksLeaseAssumption();
+    this.workload = settings.workload();
   }
 
   @Override
   public List<String> failures() {
     List<String> failures = new ArrayList<>();
     if (tokenViolations > 0) {
-      failures.add(tokenViolations + " fencing token(s) not strictly increasing");
+      failures.add(
+          tokenViolations
+              + (workload == Workload.ELECTION ? " epoch(s) (fencing tokens)" : " fencing token(s)")
+              + " not strictly increasing");
     }
     if (staleAccepted > 0) {
       failures.add(staleAccepted + " stale write(s) accepted by the fenced register");

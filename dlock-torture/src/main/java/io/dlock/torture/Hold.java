@@ -5,6 +5,11 @@ package io.dlock.torture;
  * acquire} returned (after the server granted) and ends at the first moment its holder could know
  * it no longer holds (it starts to release, its loss listener fires, it finds the lease invalid, or
  * it is killed), so an overlap of two holds is an overlap that happened.
+ *
+ * <p>In an election run a hold is a term of the election's lock, its token the term's epoch: from
+ * {@code elected} to the first of {@code revoked}, its lease found invalid, its leader starting to
+ * resign or to close its client, or its leader's death. A leader that is told {@code uncertain}
+ * pauses its work but still holds: the term stands until it is revoked.
  */
 final class Hold {
   final String source;

@@ -9,6 +9,11 @@ import java.util.List;
  * lease) to the next grant of its lock, to anyone. The run's probe contends for the lock right
  * after the fault, so someone is always waiting: the time measures the backend, bounded by the
  * next-grant bound, and a lock never granted again fails the run.
+ *
+ * <p>In an election run the fault hits the leader (the next to enter its work), and the time is to
+ * a new leader's election: the other candidates compete all the time, so no probe is needed. The
+ * bound is the same: the time a dead holder keeps the lock (the lease; ZooKeeper's session
+ * timeout), one renewal interval and 1 s.
  */
 final class NextGrantCriterion implements Criterion {
   final long worst;
@@ -19,6 +24,7 @@ final class NextGrantCriterion implements Criterion {
   private final List<String> failures = new ArrayList<>();
 
   NextGrantCriterion(Scenario scenario, RunHistory run, Duration nextGrantBound) {
+    Workload workload = run.workload;
     for (Event f : run.faultEvents) {
       if (f.kind() != Event.Kind.KILL
           && !(f.kind() == Event.Kind.STOP && scenario == Scenario.PAUSE)
@@ -32,7 +38,13 @@ final class NextGrantCriterion implements Criterion {
               .min()
               .orElse(Long.MAX_VALUE);
       if (next == Long.MAX_VALUE) {
-        failures.add("no grant of " + f.lock() + " after the " + f.kind() + " of " + f.detail());
+        failures.add(
+            (workload == Workload.ELECTION ? "no leader of " : "no grant of ")
+                + f.lock()
+                + " after the "
+                + f.kind()
+                + " of "
+                + f.detail());
       } else {
         toNextGrant.add(next - f.nanos());
       }
@@ -40,7 +52,8 @@ final class NextGrantCriterion implements Criterion {
     this.worst = toNextGrant.stream().mapToLong(Long::longValue).max().orElse(-1);
     if (worst > nextGrantBound.toNanos()) {
       failures.add(
-          "next grant after a fault took "
+          workload.nextGrant()
+              + " after a fault took "
               + Checker.millis(worst)
               + " ms, over the bound of "
               + nextGrantBound.toMillis()

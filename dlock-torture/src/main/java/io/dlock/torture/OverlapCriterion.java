@@ -3,16 +3,19 @@ package io.dlock.torture;
 import java.util.List;
 
 /**
- * No two holders of one lock at once. Holds of one grant (shared by an owner id) are one holder. An
- * overlap with a holder that was paused past its lease, or whose grant was deleted behind its back,
- * is what that fault is known to cause: it is counted, as explained, and fails nothing.
+ * No two holders of one lock at once (in an election, no two leaders: terms are its lock's holds).
+ * Holds of one grant (shared by an owner id) are one holder. An overlap with a holder that was
+ * paused past its lease, or whose grant was deleted behind its back, is what that fault is known to
+ * cause: it is counted, as explained, and fails nothing.
  */
 final class OverlapCriterion implements Criterion {
   final int overlaps;
   final int explainedByPause;
   private final String firstOverlap;
+  private final Workload workload;
 
   OverlapCriterion(RunHistory run) {
+    this.workload = run.workload;
     int overlaps = 0;
     int explained = 0;
     String first = null;
@@ -29,7 +32,7 @@ final class OverlapCriterion implements Criterion {
           } else {
             overlaps++;
             if (first == null) {
-              first = describe(a, run.origin()) + " and " + describe(b, run.origin());
+              first = describe(a, run) + " and " + describe(b, run);
             }
           }
         }
@@ -45,7 +48,9 @@ final class OverlapCriterion implements Criterion {
     if (overlaps > 0) {
       return List.of(
           overlaps
-              + " overlapping hold(s) not explained by a pause past the lease (first: "
+              + " overlapping "
+              + workload.hold()
+              + "(s) not explained by a pause past the lease (first: "
               + firstOverlap
               + ")");
     }
@@ -53,10 +58,13 @@ final class OverlapCriterion implements Criterion {
   }
 
   /** A hold for a failure message: who, which token, when (ms into the run). */
-  private static String describe(Hold h, long origin) {
+  private static String describe(Hold h, RunHistory run) {
+    long origin = run.origin();
     return h.source
         + (h.owner == null ? "" : " (owner " + h.owner + ")")
-        + " token "
+        + " "
+        + run.workload.token()
+        + " "
         + h.token
         + " on "
         + h.lock

@@ -10,10 +10,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A run's merged history, read once into what the criteria judge: the holds, the waits for a lock,
- * the windows in which a fault explains what the clients saw, and the registers' counts. Which
- * holds a fault explains is decided here too (a pause past the lease, a forced release), because
- * more than one criterion excuses those holds.
+ * A run's merged history, read once into what the criteria judge: the holds (an election's terms
+ * among them: {@code ELECTED} begins one, {@code REVOKED} ends it), the waits for a lock (a
+ * candidate's competing among them), the windows in which a fault explains what the clients saw,
+ * and the registers' counts. Which holds a fault explains is decided here too (a pause past the
+ * lease, a forced release), because more than one criterion excuses those holds.
  */
 final class RunHistory {
   /** A client waiting for a lock, from its {@code ACQUIRING} to its answer or the history's end. */
@@ -21,6 +22,9 @@ final class RunHistory {
 
   final List<Hold> holds = new ArrayList<>();
   final Map<String, List<Hold>> bySource = new HashMap<>();
+
+  /** What the workers did: held locks, or led an election (a term is a hold of its lock). */
+  final Workload workload;
 
   /** Every lock's holds, each list by start. */
   final Map<String, List<Hold>> byLock = new HashMap<>();
@@ -65,6 +69,7 @@ final class RunHistory {
 
   RunHistory(RunSettings settings, List<Event> history) {
     this.events = List.copyOf(history);
+    this.workload = settings.workload();
     Map<String, Hold> open = new HashMap<>(); // source|lock|token -> hold
     Map<String, long[]> openWaits = new HashMap<>(); // source|lock -> {start}
     Map<String, Long> acquiring = new HashMap<>(); // source|lock -> the last ACQUIRING
@@ -83,7 +88,7 @@ final class RunHistory {
       switch (e.kind()) {
         case RUN_BEGIN -> runBegin = e.nanos();
         case RUN_END -> runEnd = e.nanos();
-        case GRANT -> {
+        case GRANT, ELECTED -> {
           String owner =
               settings.sharedOwnerIds() && e.detail().startsWith("owner ")
                   ? e.detail().substring("owner ".length()).split(" ")[0]
@@ -116,6 +121,19 @@ final class RunHistory {
             h.releasedAt = e.nanos();
             h.releaseResult = e.detail();
             releaseErrors += e.detail().startsWith("error") ? 1 : 0;
+          }
+        }
+        case REVOKED -> {
+          // A term's end as its candidate is told it: a loss unless it resigned; nothing follows.
+          Hold h = open.get(key);
+          if (h != null && h.number.equals(holdNumber(e.detail()))) {
+            open.remove(key);
+            h.end = Math.min(h.end, e.nanos());
+            h.releasedAt = e.nanos();
+            h.releaseResult = "revoked " + revocationReason(e.detail());
+            if (!revocationReason(e.detail()).equals("RESIGNED")) {
+              h.lostAt = Math.min(h.lostAt, e.nanos());
+            }
           }
         }
         case KILL -> {
@@ -172,6 +190,7 @@ final class RunHistory {
     if (e.kind() == Event.Kind.ACQUIRING) {
       openWaits.put(e.source() + "|" + e.lock(), new long[] {e.nanos()});
     } else if (e.kind() == Event.Kind.GRANT
+        || e.kind() == Event.Kind.ELECTED
         || e.kind() == Event.Kind.NO_GRANT
         || e.kind() == Event.Kind.CANCEL) {
       // A cancelled acquisition waits no more, whatever cancel returned (a grant that came first is
@@ -362,6 +381,12 @@ final class RunHistory {
   /** Reads and writes the fenced register rejected, as it should a stale token. */
   int fencedRejections() {
     return fencedRejections;
+  }
+
+  /** The reason a {@code REVOKED} event names ({@code #3 EXPIRED ...}: {@code EXPIRED}). */
+  static String revocationReason(String detail) {
+    String[] words = detail.split(" ");
+    return words.length > 1 ? words[1] : "";
   }
 
   /**

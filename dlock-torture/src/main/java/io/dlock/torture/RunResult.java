@@ -29,9 +29,10 @@ record RunResult(
     int releasesNotDone,
     long worstFreeWhileWaitedNanos,
     List<String> failures,
-    Ledger ledger) {
+    Ledger ledger,
+    Workload workload) {
 
-  /** A lock run: no ledger. */
+  /** A run of the lock workload: no ledger. */
   RunResult(
       String backend,
       Scenario scenario,
@@ -82,7 +83,8 @@ record RunResult(
         releasesNotDone,
         worstFreeWhileWaitedNanos,
         failures,
-        null);
+        null,
+        Workload.LOCK);
   }
 
   /** An idempotency run: a ledger instead of holds. */
@@ -113,11 +115,20 @@ record RunResult(
         0,
         0,
         failures,
-        ledger);
+        ledger,
+        Workload.LOCK); // not a lock run: the workload option does not apply to a ledger
   }
 
   boolean passed() {
     return failures.isEmpty();
+  }
+
+  /**
+   * The target as the report names it: its name, and the workload when it is not the lock one
+   * ({@code redis (election)}: the grants are then terms, the tokens epochs).
+   */
+  String label() {
+    return workload == Workload.LOCK ? backend : backend + " (" + workload.id() + ")";
   }
 
   static String tableHeader() {
@@ -159,7 +170,7 @@ record RunResult(
           + " |";
     }
     return "| "
-        + backend
+        + label()
         + " | "
         + scenario.id()
         + " | "

@@ -15,6 +15,7 @@ import java.time.Duration;
  * @param directory where the histories and worker logs go
  * @param sharedOwnerIds whether workers in different processes share owner ids ({@code
  *     LockOptions.withOwnerId}): holds of one owner id's grant (same token) are then one holder
+ * @param workload what the workers do: contend for locks, or stand in one election
  */
 record RunSettings(
     String backend,
@@ -24,7 +25,29 @@ record RunSettings(
     int locks,
     Duration lease,
     Path directory,
-    boolean sharedOwnerIds) {
+    boolean sharedOwnerIds,
+    Workload workload) {
+
+  RunSettings(
+      String backend,
+      Scenario scenario,
+      Duration duration,
+      int workers,
+      int locks,
+      Duration lease,
+      Path directory,
+      boolean sharedOwnerIds) {
+    this(
+        backend,
+        scenario,
+        duration,
+        workers,
+        locks,
+        lease,
+        directory,
+        sharedOwnerIds,
+        Workload.LOCK);
+  }
 
   RunSettings(
       String backend,
@@ -46,6 +69,9 @@ record RunSettings(
     }
     if (lease.compareTo(Duration.ofMillis(500)) < 0 || lease.compareTo(Duration.ofMinutes(1)) > 0) {
       throw new IllegalArgumentException("lease must be 500 ms..1 min, got " + lease);
+    }
+    if (workload == Workload.ELECTION && sharedOwnerIds) {
+      throw new IllegalArgumentException("an election takes no owner id");
     }
     if (duration.compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("duration must be at least 1 s, got " + duration);
@@ -69,5 +95,32 @@ record RunSettings(
 
   long holdMaxMillis() {
     return Math.max(2, lease.toMillis() / 20);
+  }
+
+  /**
+   * A leader resigns after a term of between these (and competes again at once), so that terms
+   * change hands without a fault too: the longer ones outlive a renewal or two, the shorter ones
+   * none; and the longest ends within the lease of calm after a fault (the next fault's leader is
+   * then one elected without a fault).
+   */
+  long termMinMillis() {
+    return lease.toMillis() / 8;
+  }
+
+  long termMaxMillis() {
+    return lease.toMillis() * 3 / 4;
+  }
+
+  /**
+   * How long the long critical sections (and terms) of the partition scenario last: past the lease,
+   * so that a holder cut off as it starts one must be told of its loss.
+   */
+  long longHoldMillis() {
+    return lease.toMillis() * 3 / 2;
+  }
+
+  /** The longest term a leader may plan in this run's scenario. */
+  long longestTermMillis() {
+    return scenario == Scenario.PARTITION ? longHoldMillis() : termMaxMillis();
   }
 }

@@ -11,14 +11,17 @@ import java.util.Map;
  * a holder the server still counts (one killed, stopped, cut off or releasing) explains that, and
  * only until the next-grant bound; longer means a stuck lock (an orphaned queue node, a lost
  * wake-up). Gaps overlapping a backend restart are left out, and so are gaps a client's close began
- * ({@link ClientCloseCriterion} judges those).
+ * ({@link ClientCloseCriterion} judges those). In an election run: no leader while candidates
+ * compete (a candidate waits from joining, or from an involuntary revocation, to its election).
  */
 final class StuckLockCriterion implements Criterion {
   final long worstFreeWhileWaited;
   private final String stuck;
   private final Duration nextGrantBound;
+  private final Workload workload;
 
   StuckLockCriterion(RunHistory run, Duration nextGrantBound) {
+    this.workload = run.workload;
     this.nextGrantBound = nextGrantBound;
     long worst = 0;
     String stuck = null;
@@ -51,6 +54,16 @@ final class StuckLockCriterion implements Criterion {
   @Override
   public List<String> failures() {
     if (worstFreeWhileWaited > nextGrantBound.toNanos()) {
+      if (workload == Workload.ELECTION) {
+        return List.of(
+            "election "
+                + stuck
+                + " had no leader for "
+                + Checker.millis(worstFreeWhileWaited)
+                + " ms while candidates competed, over the bound of "
+                + nextGrantBound.toMillis()
+                + " ms");
+      }
       return List.of(
           stuck
               + " was free for "

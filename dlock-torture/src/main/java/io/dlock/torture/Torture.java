@@ -9,6 +9,7 @@ import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -69,12 +70,25 @@ public final class Torture implements Callable<Integer> {
   List<String> scenarios;
 
   @Option(
+      names = "--workload",
+      split = ",",
+      defaultValue = "lock",
+      description =
+          "What the workers do, comma-separated: lock (contend for --locks locks; the default),"
+              + " election (stand as candidates in one election; the leader writes the registers"
+              + " with its epoch). Each target runs each workload that applies to it (an election"
+              + " takes no owner id: not on *-owner-id, idempotency or the lock workload's negative"
+              + " controls); an election runs the target's scenarios but waiter-partition, and"
+              + " force-release on every target with the classic faults.")
+  List<String> workloads;
+
+  @Option(
       names = "--time-per-backend",
       defaultValue = "PT10M",
       converter = DurationConverter.class,
       description =
-          "Contention time per target, split evenly between its scenarios (e.g. 10m, 90s;"
-              + " default 10m).")
+          "Contention time per target, split evenly between its workloads' scenarios (e.g. 10m,"
+              + " 90s; default 10m).")
   Duration timePerBackend;
 
   @Option(
@@ -114,14 +128,24 @@ public final class Torture implements Callable<Integer> {
   public Integer call() throws Exception {
     List<Scenario> chosen =
         scenarios == null ? null : scenarios.stream().map(Scenario::of).toList();
+    List<Workload> chosenWorkloads = workloads.stream().map(Workload::of).distinct().toList();
     List<RunResult> results =
-        runAll(backends, chosen, timePerBackend, workers, locks, lease, dir, System.err::println);
+        runAll(
+            backends,
+            chosenWorkloads,
+            chosen,
+            timePerBackend,
+            workers,
+            locks,
+            lease,
+            dir,
+            System.err::println);
     String markdown =
         report(
             results,
             "Each target: "
                 + timePerBackend.toSeconds()
-                + " s of contention, split evenly between its scenarios.",
+                + " s of contention, split evenly between its workloads' scenarios.",
             commandLine());
     System.out.print(markdown);
     if (report != null) {
@@ -131,12 +155,13 @@ public final class Torture implements Callable<Integer> {
   }
 
   /**
-   * Every target, each with the named scenarios that apply to it (or its own when {@code scenarios}
-   * is null), {@code perTarget} split evenly between them; each target's servers started once and
-   * shared by its runs.
+   * Every target, each with the named workloads and scenarios that apply to it (the scenarios of
+   * each workload its own when {@code scenarios} is null), {@code perTarget} split evenly between
+   * its runs; each target's servers started once and shared by its runs.
    */
   static List<RunResult> runAll(
       List<String> backends,
+      List<Workload> workloads,
       List<Scenario> scenarios,
       Duration perTarget,
       int workers,
@@ -155,23 +180,46 @@ public final class Torture implements Callable<Integer> {
       }
       progress.accept("dlock-torture: starting " + backend);
       try (Target target = Target.start(backend)) {
-        List<Scenario> mine =
-            scenarios == null
-                ? target.defaultScenarios()
-                : scenarios.stream().filter(s -> applies(s, target)).toList();
-        if (mine.contains(Scenario.RESTART) && !target.restartable()) {
-          progress.accept("dlock-torture: " + backend + " is not restarted (external server)");
-          mine = mine.stream().filter(s -> s != Scenario.RESTART).toList();
+        List<Map.Entry<Workload, Scenario>> runs = new ArrayList<>();
+        for (Workload workload : workloads) {
+          String unsupported = workload.unsupportedOn(target);
+          if (unsupported != null) {
+            progress.accept(
+                "dlock-torture: no "
+                    + workload.id()
+                    + " workload on "
+                    + backend
+                    + ": "
+                    + unsupported);
+            continue;
+          }
+          List<Scenario> mine =
+              scenarios == null
+                  ? workload.defaultScenarios(target)
+                  : scenarios.stream().filter(s -> applies(s, target, workload)).toList();
+          if (mine.contains(Scenario.RESTART) && !target.restartable()) {
+            progress.accept("dlock-torture: " + backend + " is not restarted (external server)");
+            mine = mine.stream().filter(s -> s != Scenario.RESTART).toList();
+          }
+          mine.forEach(s -> runs.add(Map.entry(workload, s)));
         }
-        if (mine.isEmpty()) {
+        if (runs.isEmpty()) {
           progress.accept("dlock-torture: no chosen scenario applies to " + backend);
           continue;
         }
-        Duration perRun = perTarget.dividedBy(mine.size());
-        for (Scenario scenario : mine) {
+        Duration perRun = perTarget.dividedBy(runs.size());
+        for (Map.Entry<Workload, Scenario> run : runs) {
           RunSettings settings =
               new RunSettings(
-                  backend, scenario, perRun, workers, locks, lease, dir, target.sharedOwnerIds());
+                  backend,
+                  run.getValue(),
+                  perRun,
+                  workers,
+                  locks,
+                  lease,
+                  dir,
+                  target.sharedOwnerIds(),
+                  run.getKey());
           RunResult result =
               target.ledger()
                   ? new IdempotencyRun(settings, (IdempotencyTarget) target).run()
@@ -189,13 +237,21 @@ public final class Torture implements Callable<Integer> {
     return System.getProperty("dlock.torture.jar", System.getProperty("java.class.path"));
   }
 
-  /** Scenarios that need a mode run only on targets in that mode. */
-  static boolean applies(Scenario scenario, Target target) {
+  /**
+   * Scenarios that need a mode run only on targets in that mode, and only with a workload they mean
+   * something to.
+   */
+  static boolean applies(Scenario scenario, Target target, Workload workload) {
     if (target.ledger()) {
       return scenario == Scenario.DROPPED_REPLIES;
     }
+    if (!workload.applies(scenario)) {
+      return false;
+    }
     return switch (scenario) {
-      case FORCE_RELEASE -> target.sharedOwnerIds();
+        // An election's term deleted under its leader needs no owner id: TAKEN_OVER, then a new
+        // leader, as docs/election.md says.
+      case FORCE_RELEASE -> target.sharedOwnerIds() || workload == Workload.ELECTION;
       case DROPPED_REPLIES -> false;
       case MEMBER_PARTITION -> target.membersPartitionable();
         // Owner ids share grants across clients: a close ends one client's count of a grant that
@@ -231,11 +287,11 @@ public final class Torture implements Callable<Integer> {
             + " | failed runs |\n");
     md.append("|---|---:|---:|---:|---:|---:|\n");
     results.stream()
-        .map(RunResult::backend)
+        .map(RunResult::label)
         .distinct()
         .forEach(
             b -> {
-              List<RunResult> mine = results.stream().filter(r -> r.backend().equals(b)).toList();
+              List<RunResult> mine = results.stream().filter(r -> r.label().equals(b)).toList();
               md.append("| ")
                   .append(b)
                   .append(" | ")
@@ -256,6 +312,7 @@ public final class Torture implements Callable<Integer> {
   private String commandLine() {
     return "./torture --targets="
         + String.join(",", backends)
+        + (workloads.equals(List.of("lock")) ? "" : " --workload=" + String.join(",", workloads))
         + (scenarios == null ? "" : " --scenarios=" + String.join(",", scenarios))
         + " --time-per-backend="
         + DurationConverter.format(timePerBackend)

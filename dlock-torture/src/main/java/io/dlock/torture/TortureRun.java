@@ -11,10 +11,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * One run, from start to verdict: starts the register server, the probe and the worker processes,
- * lets the {@link FaultSchedule} inject the scenario's fault over and over, ends the workers, and
- * hands the histories to the {@link Checker}. The backend's servers are the caller's, shared by the
- * runs of a backend.
+ * One run, from start to verdict: starts the register server, the probe and the worker processes
+ * (lock workers, or the candidates of one election), lets the {@link FaultSchedule} inject the
+ * scenario's fault over and over, ends the workers, and hands the histories to the {@link Checker}.
+ * The backend's servers are the caller's, shared by the runs of a backend.
  */
 final class TortureRun {
   private static final long[] CLOCK_OFFSETS_HOURS = {7, -5, 3, -1, 6, -4, 2, -2};
@@ -35,7 +35,14 @@ final class TortureRun {
   TortureRun(RunSettings settings, Target target, String jar) {
     this.settings = settings;
     this.target = target;
-    this.dir = settings.directory().resolve(target.name() + "-" + settings.scenario().id());
+    this.dir =
+        settings
+            .directory()
+            .resolve(
+                target.name()
+                    + (settings.workload() == Workload.LOCK ? "" : "-" + settings.workload().id())
+                    + "-"
+                    + settings.scenario().id());
     try {
       Files.createDirectories(dir);
       try (var old = Files.list(dir)) {
@@ -50,8 +57,13 @@ final class TortureRun {
     this.registers = new RegisterServer(new EventLog(dir.resolve("register.history"), "register"));
     String run = Long.toString(System.nanoTime() % 1_000_000, 36);
     List<String> lockNames = new ArrayList<>();
-    for (int i = 0; i < settings.locks(); i++) {
-      lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-" + i);
+    if (settings.workload() == Workload.ELECTION) {
+      // One election, whatever --locks says: its lock is the only one the candidates take.
+      lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-election");
+    } else {
+      for (int i = 0; i < settings.locks(); i++) {
+        lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-" + i);
+      }
     }
     this.workers = new WorkerPool(settings, target, jar, dir, lockNames, registers.port());
     this.probe = new Probe(settings, target, dir, clientThreads);

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -51,22 +52,8 @@ public final class Worker {
   private Worker() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> a = new HashMap<>();
     Map<String, String> props = new HashMap<>();
-    for (String arg : args) {
-      int eq = arg.indexOf('=');
-      if (!arg.startsWith("--") || eq < 0) {
-        throw new IllegalArgumentException("expected --name=value, got " + arg);
-      }
-      String key = arg.substring(2, eq);
-      String value = arg.substring(eq + 1);
-      if (key.equals("prop")) {
-        int peq = value.indexOf('=');
-        props.put(value.substring(0, peq), value.substring(peq + 1));
-      } else {
-        a.put(key, value);
-      }
-    }
+    Map<String, String> a = parse(args, props);
     String id = a.get("id");
     List<String> locks = List.of(a.get("locks").split(","));
     Duration lease = Duration.ofMillis(Long.parseLong(a.get("lease-ms")));
@@ -75,17 +62,11 @@ public final class Worker {
     int holdMax = Integer.parseInt(a.get("hold-max-ms"));
     int longHoldPercent = Integer.parseInt(a.getOrDefault("long-hold-percent", "0"));
     int longHold = Integer.parseInt(a.getOrDefault("long-hold-ms", "0"));
-    long offset =
-        Duration.ofMillis(Long.parseLong(a.getOrDefault("clock-offset-ms", "0"))).toNanos();
-
     Path historyFile = Path.of(a.get("history"));
     EventLog history = new EventLog(historyFile, id);
     history.append(Event.Kind.START, "-", 0, "pid " + ProcessHandle.current().pid());
 
-    LockClientOptions options =
-        LockClientOptions.defaults()
-            .withOperationTimeout(OPERATION_TIMEOUT)
-            .withClock(() -> System.nanoTime() + offset);
+    LockClientOptions options = clientOptions(a);
     LockOptions lockOptions = LockOptions.defaults().withRenewedLease(lease);
     String ownerId = a.get("owner-id");
     if (ownerId != null) {
@@ -99,6 +80,7 @@ public final class Worker {
     long holds = 0;
     LockClient client = connect.get();
     try (RegisterClient registers = new RegisterClient(Integer.parseInt(a.get("registers")), id)) {
+      CloseRequests closeRequests = new CloseRequests();
       ClientCloser closer =
           new ClientCloser(
               id,
@@ -110,7 +92,7 @@ public final class Worker {
               wait,
               Duration.ofMillis(Long.parseLong(a.getOrDefault("abandon-at-close-ms", "0"))),
               lease.dividedBy(20));
-      watchInput(Thread.currentThread(), closer);
+      watchInput(Thread.currentThread(), closeRequests);
       while (!Thread.currentThread().isInterrupted()) {
         String name = locks.get(ThreadLocalRandom.current().nextInt(locks.size()));
         Lease held;
@@ -171,7 +153,8 @@ public final class Worker {
                 ThreadLocalRandom.current().nextInt(100) < longHoldPercent
                     ? longHold
                     : holdMin + ThreadLocalRandom.current().nextInt(holdMax - holdMin + 1);
-            closing = !criticalSection(registers, closer, name, token, hold, told, history);
+            closing =
+                !criticalSection(registers, closeRequests, name, token, hold, told::get, history);
             if (closing) {
               client = closer.closeWhileHolding(client, name, held);
             }
@@ -190,6 +173,41 @@ public final class Worker {
     }
     history.close();
     System.exit(0);
+  }
+
+  /**
+   * A worker's arguments, each {@code --name=value}; the repeatable {@code --prop=key=value} go to
+   * {@code props}.
+   */
+  static Map<String, String> parse(String[] args, Map<String, String> props) {
+    Map<String, String> a = new HashMap<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      if (!arg.startsWith("--") || eq < 0) {
+        throw new IllegalArgumentException("expected --name=value, got " + arg);
+      }
+      String key = arg.substring(2, eq);
+      String value = arg.substring(eq + 1);
+      if (key.equals("prop")) {
+        int peq = value.indexOf('=');
+        props.put(value.substring(0, peq), value.substring(peq + 1));
+      } else {
+        a.put(key, value);
+      }
+    }
+    return a;
+  }
+
+  /**
+   * Every worker client's options: the operation timeout, and the monotonic clock it sees offset by
+   * {@code clock-offset-ms} (the history keeps the machine's own).
+   */
+  static LockClientOptions clientOptions(Map<String, String> a) {
+    long offset =
+        Duration.ofMillis(Long.parseLong(a.getOrDefault("clock-offset-ms", "0"))).toNanos();
+    return LockClientOptions.defaults()
+        .withOperationTimeout(OPERATION_TIMEOUT)
+        .withClock(() -> System.nanoTime() + offset);
   }
 
   /** Releases a hold, even when the run ends, and records the answer. */
@@ -215,7 +233,7 @@ public final class Worker {
    * may still be on its way: it gets one operation timeout, unless the client renews the lease
    * meanwhile (its remaining time grows), which no undo does: that is proof enough.
    */
-  private static void recordWhatIsStillHeld(LockClient client, EventLog history) {
+  static void recordWhatIsStillHeld(LockClient client, EventLog history) {
     Thread.interrupted(); // the run's end interrupted this thread; the check below waits
     long deadline = System.nanoTime() + OPERATION_TIMEOUT.toNanos();
     Map<String, Duration> remaining = new HashMap<>();
@@ -256,26 +274,27 @@ public final class Worker {
 
   /**
    * Read both registers, work, write both back plus one, unless told of the loss meanwhile. Returns
-   * false, with the writes skipped, if the coordinator asked for the client's close meanwhile.
-   * Deliberately no check of the lease's own clock between the read and the write: a pause can
-   * always fall between a check and the write it guards, so the check would only narrow the window
-   * that the fencing token has to close. The loss signal is heeded, as an application should.
+   * false, with the writes skipped, if the coordinator asked for the client's close meanwhile. A
+   * leader's round of work in an election run is the same, its epoch the token. Deliberately no
+   * check of the lease's own clock between the read and the write: a pause can always fall between
+   * a check and the write it guards, so the check would only narrow the window that the fencing
+   * token has to close. The loss signal is heeded, as an application should.
    */
-  private static boolean criticalSection(
+  static boolean criticalSection(
       RegisterClient registers,
-      ClientCloser closer,
+      CloseRequests closeRequests,
       String name,
       long token,
       int holdMillis,
-      AtomicBoolean told,
+      BooleanSupplier told,
       EventLog history)
       throws InterruptedException {
     long unfenced = registers.unfencedRead(name);
     long fenced = registers.fencedRead(name, token);
-    if (closer.awaitRequest(holdMillis)) { // the work, unless the client is to close meanwhile
+    if (closeRequests.await(holdMillis)) { // the work, unless the client is to close meanwhile
       return false; // the client closes under this hold: its writes are skipped
     }
-    if (told.get()) {
+    if (told.getAsBoolean()) {
       history.append(Event.Kind.INVALID, name, token, "told of the loss: writes skipped");
       return true;
     }
@@ -292,7 +311,7 @@ public final class Worker {
    * the coordinator's way of ending the run: then interrupts {@code main}, so that a waiting
    * acquire or the work gives up at once.
    */
-  private static void watchInput(Thread main, ClientCloser closer) {
+  static void watchInput(Thread main, CloseRequests closeRequests) {
     Thread watcher =
         new Thread(
             () -> {
@@ -301,9 +320,9 @@ public final class Worker {
                 String line;
                 while ((line = in.readLine()) != null) {
                   if (line.equals("close")) {
-                    closer.request();
+                    closeRequests.request();
                   } else if (line.equals("never-mind")) {
-                    closer.withdraw();
+                    closeRequests.withdraw();
                   }
                 }
               } catch (IOException e) {

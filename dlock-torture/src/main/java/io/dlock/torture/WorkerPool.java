@@ -79,16 +79,24 @@ final class WorkerPool {
     Map<String, String> args = new LinkedHashMap<>();
     args.put("id", id);
     args.put("uri", target.uri(proxies.stream().map(TcpProxy::port).toList()));
-    args.put("locks", String.join(",", lockNames));
+    // A candidate stands in the one election named (WorkerPool's caller names one).
+    args.put(
+        settings.workload() == Workload.ELECTION ? "election" : "locks",
+        String.join(",", lockNames));
     args.put("lease-ms", Long.toString(settings.lease().toMillis()));
     args.put("wait-ms", Long.toString(settings.workerWait().toMillis()));
     args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
     args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
+    if (settings.workload() == Workload.ELECTION) {
+      args.put("term-min-ms", Long.toString(settings.termMinMillis()));
+      args.put("term-max-ms", Long.toString(settings.termMaxMillis()));
+    }
     if (settings.scenario() == Scenario.PARTITION) {
-      // Half the critical sections outlast the lease, so that a holder cut off as it starts one
-      // must be told of its loss; the other half end first, and their release must fail.
+      // Half the critical sections (in an election, half the terms) outlast the lease, so that a
+      // holder cut off as it starts one must be told of its loss; the other half end first, and
+      // their release (a resignation) must fail.
       args.put("long-hold-percent", "50");
-      args.put("long-hold-ms", Long.toString(settings.lease().toMillis() * 3 / 2));
+      args.put("long-hold-ms", Long.toString(settings.longHoldMillis()));
     }
     if (ownerId != null) {
       args.put("owner-id", ownerId);
@@ -107,7 +115,7 @@ final class WorkerPool {
             "-Xlog:cds=off",
             "-Xlog:cds+dynamic=off"));
     command.addAll(ClassDataArchive.options(settings.directory(), target.name()));
-    command.addAll(List.of("-cp", jar, Worker.class.getName()));
+    command.addAll(List.of("-cp", jar, settings.workload().mainClass()));
     command.addAll(Worker.args(args, target.properties(settings.lease())));
     try {
       Process p =

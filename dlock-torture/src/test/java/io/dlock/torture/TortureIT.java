@@ -280,6 +280,26 @@ class TortureIT {
         .anyMatch(f -> f.contains("held by nobody's account"));
   }
 
+  /**
+   * The election workload (docs/safety.md, "Leader election under faults"): four candidates of one
+   * election on Redis, the leader killed as it works; terms also change hands by resignation. No
+   * overlapping term, no stale epoch write accepted, a new leader within the lease and the
+   * tolerance, every revocation told once. (The soak runs the election under every scenario that
+   * applies, on every target: {@code --workload=election}.)
+   */
+  @Test
+  void anElectionWhoseLeaderIsKilled_meetsEveryPassCriterion() throws Exception {
+    List<RunResult> results = run(List.of("redis"), Workload.ELECTION, List.of(Scenario.KILL));
+    String report = write("redis-election", results);
+    RunResult kill = results.get(0);
+    assertThat(kill.passed()).as("the whole report:%n%s", report).isTrue();
+    assertThat(kill.nextGrantSamples()).as("a new leader after each kill").isPositive();
+    List<Event> events = EventLog.readAll(DIR.resolve("redis-election-kill"));
+    assertThat(events)
+        .as("terms handed over by resignation too, and told so")
+        .anyMatch(e -> e.kind() == Event.Kind.REVOKED && e.detail().contains(" RESIGNED "));
+  }
+
   private static void assertAllPass(String target, List<Scenario> scenarios) throws Exception {
     List<RunResult> results = run(List.of(target), scenarios);
     String report = write(target, results);
@@ -306,8 +326,15 @@ class TortureIT {
   /** 4 workers, 2 lock names, a 2 s lease: as in docs/safety.md. */
   private static List<RunResult> run(List<String> backends, List<Scenario> scenarios)
       throws InterruptedException {
+    return run(backends, Workload.LOCK, scenarios);
+  }
+
+  private static List<RunResult> run(
+      List<String> backends, Workload workload, List<Scenario> scenarios)
+      throws InterruptedException {
     return Torture.runAll(
         backends,
+        List.of(workload),
         scenarios,
         perRun().multipliedBy(scenarios.size()),
         4,
