@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * The whole comparison in one run: dlock next to the physical limit and the peers (Redisson,
@@ -28,6 +29,14 @@ public final class BenchmarkMain {
    * printing the usage when an argument is unknown.
    */
   public static boolean run(String[] args) throws Exception {
+    return run(args, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #run(String[])}, with the plan the arguments chose adjusted first: the CI smoke test
+   * shortens the leader-election part, whose rounds wait for leases to run out.
+   */
+  static boolean run(String[] args, UnaryOperator<RunPlan> adjust) throws Exception {
     Optional<CommandLineOptions> options = CommandLineOptions.parse(args);
     if (options.isEmpty()) {
       System.err.println(CommandLineOptions.USAGE);
@@ -36,7 +45,7 @@ public final class BenchmarkMain {
     System.setProperty("java.awt.headless", "true");
     System.setProperty("zookeeper.admin.enableServer", "false");
     Path out = options.get().out();
-    String report = runAll(args, options.get().plan(), out);
+    String report = runAll(args, adjust.apply(options.get().plan()), out);
     System.out.println(report);
     if (out != null) {
       Files.writeString(out, report);
@@ -56,6 +65,7 @@ public final class BenchmarkMain {
       JdbcComparison.run(plan, report);
       ClientConfigurations.run(plan, report);
       VirtualThreadWaiters.run(plan, report);
+      ElectionComparison.run(plan, report);
       if (out != null) {
         report.charts().write(out);
       }

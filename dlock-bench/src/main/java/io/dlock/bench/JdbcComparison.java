@@ -86,7 +86,7 @@ final class JdbcComparison {
     }
   }
 
-  private static String serverVersion(String url) throws SQLException {
+  static String serverVersion(String url) throws SQLException {
     try (Connection c = DriverManager.getConnection(url);
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SHOW server_version")) {

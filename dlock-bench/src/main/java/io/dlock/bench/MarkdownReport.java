@@ -32,6 +32,7 @@ final class MarkdownReport {
   static final String ZOOKEEPER = "## ZooKeeper";
   static final String JDBC = "## JDBC lease row on PostgreSQL";
   static final String VIRTUAL_THREADS = "## Virtual threads: thousands of waiters";
+  static final String ELECTION = "## Leader election: time to a new leader";
   static final String CLIENT_CONFIGURATIONS =
       "## Client configurations: one client shared by 16 threads, and 16 clients";
 
@@ -48,7 +49,8 @@ final class MarkdownReport {
           ZOOKEEPER,
           JDBC,
           CLIENT_CONFIGURATIONS,
-          VIRTUAL_THREADS);
+          VIRTUAL_THREADS,
+          ELECTION);
 
   private static final String NOTES_BEGIN = "<!-- notes:begin -->";
   private static final String NOTES_END = "<!-- notes:end -->";

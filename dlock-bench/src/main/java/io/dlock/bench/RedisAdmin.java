@@ -35,6 +35,10 @@ final class RedisAdmin implements AutoCloseable {
     return server.uri();
   }
 
+  int port() {
+    return server.port();
+  }
+
   String version() {
     return field(redis.info("server"), "redis_version");
   }

@@ -17,7 +17,34 @@ record RunPlan(
     Duration renewedLease,
     int[] waiterSizes,
     int maxHandoffs,
-    int heapLeases) {
+    int heapLeases,
+    Election election) {
+
+  /**
+   * The leader-election part: {@code rounds} per system, each a graceful handover and a killed
+   * leader; {@code bound} is what limits the time to a new leader after a crash, set alike for
+   * every system (dlock's renewed lease, the ZooKeeper session timeout of dlock's and Curator's
+   * clients), and {@code connectionTimeout} the ZooKeeper clients' connection timeout (dlock's and
+   * Curator's).
+   */
+  record Election(int rounds, Duration bound, Duration connectionTimeout) {}
+
+  /** This plan with another election part (the CI smoke test runs a shorter one). */
+  RunPlan withElection(Election other) {
+    return new RunPlan(
+        quick,
+        rounds,
+        segment,
+        warmup,
+        threads,
+        heldSizes,
+        hold,
+        renewedLease,
+        waiterSizes,
+        maxHandoffs,
+        heapLeases,
+        other);
+  }
 
   static RunPlan fullPlan() {
     return new RunPlan(
@@ -31,7 +58,8 @@ record RunPlan(
         Duration.ofSeconds(30),
         new int[] {10, 100, 1_000},
         200,
-        100_000);
+        100_000,
+        new Election(20, Duration.ofSeconds(3), Duration.ofSeconds(1)));
   }
 
   static RunPlan quickPlan() {
@@ -48,6 +76,8 @@ record RunPlan(
         Duration.ofMillis(600),
         new int[] {10, 50, 200},
         10,
-        2_000);
+        2_000,
+        // A few rounds at the full run's bounds (its figures are seconds of timers): about 25 s.
+        new Election(5, Duration.ofSeconds(3), Duration.ofSeconds(1)));
   }
 }
