@@ -17,7 +17,6 @@ import io.dlock.LockTimeoutException;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.DriverThreads;
-import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
@@ -26,8 +25,6 @@ import io.dlock.spi.SessionBoundHolds;
 import io.dlock.spi.WaitQueue;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -75,11 +72,8 @@ public final class CoreLockClient implements LockClient {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final CallsInFlight blockingCalls = new CallsInFlight();
 
-  // The backend's abilities, asked for once: null where it has none.
-  private final @Nullable ReleaseSignals signals;
-  private final @Nullable WaitQueue waitQueue;
-  private final @Nullable LockAdministration administration;
-  private final Set<BackendCapability> capabilities;
+  // The backend's abilities, asked for once.
+  private final BackendAbilities abilities;
 
   /** The most attempts of asynchronous acquisitions answered at once. */
   private static final int ASYNC_STEP_THREADS = 64;
@@ -104,11 +98,10 @@ public final class CoreLockClient implements LockClient {
     this.asyncSteps = DriverThreads.blockingCalls("dlock-" + id + "-acquire", ASYNC_STEP_THREADS);
     // Futures of asynchronous acquisitions complete here: what callers chain to them may block.
     this.asyncCallbacks = DriverThreads.onDemand("dlock-" + id + "-callback");
-    this.signals = backend.releaseSignals().orElse(null);
-    this.waitQueue = backend.waitQueue().orElse(null);
-    this.administration = backend.administration().orElse(null);
-    SessionBoundHolds sessions = backend.sessionBoundHolds().orElse(null);
-    this.capabilities = capabilitiesOf(backend, sessions);
+    this.abilities = BackendAbilities.of(backend);
+    ReleaseSignals signals = abilities.signals();
+    WaitQueue waitQueue = abilities.waitQueue();
+    SessionBoundHolds sessions = abilities.sessions();
     this.waiters = new ReleaseWaiters(signals);
     this.lockEvents = new LockEvents(options.eventListener(), clock, "dlock-" + id + "-listener");
     this.renewer =
@@ -140,42 +133,9 @@ public final class CoreLockClient implements LockClient {
     }
   }
 
-  private Set<BackendCapability> capabilitiesOf(
-      LockBackend backend, @Nullable SessionBoundHolds sessions) {
-    EnumSet<BackendCapability> set = EnumSet.noneOf(BackendCapability.class);
-    if (signals != null) {
-      set.add(BackendCapability.RELEASE_SIGNALS);
-    }
-    if (waitQueue != null) {
-      set.add(BackendCapability.WAIT_QUEUE);
-    }
-    if (sessions != null) {
-      set.add(BackendCapability.SESSION_BOUND_HOLDS);
-    }
-    if (administration != null) {
-      set.add(BackendCapability.ADMINISTRATION);
-    }
-    if (backend.sharesOwnerIdsAcrossClients()) {
-      set.add(BackendCapability.OWNER_IDS_ACROSS_CLIENTS);
-    }
-    return Collections.unmodifiableSet(set);
-  }
-
   @Override
   public Set<BackendCapability> capabilities() {
-    return capabilities;
-  }
-
-  private LockAdministration administration() {
-    if (administration == null) {
-      throw new UnsupportedOperationException(
-          "The "
-              + backend.name()
-              + " backend cannot list or break locks: its client's capabilities() lack"
-              + " ADMINISTRATION (every built-in backend has it; a backend of your own adds it by"
-              + " returning a LockAdministration from administration())");
-    }
-    return administration;
+    return abilities.capabilities();
   }
 
   /** A client over {@code backend}; closing the client closes the backend. */
@@ -231,7 +191,7 @@ public final class CoreLockClient implements LockClient {
   public List<LockInfo> inspect(String namePattern) {
     Objects.requireNonNull(namePattern, "namePattern");
     return BackendCalls.await(
-        administration().inspect(namePattern),
+        abilities.administration().inspect(namePattern),
         operationTimeoutNanos,
         "list locks matching '" + namePattern + "'",
         backend.name());
@@ -242,7 +202,7 @@ public final class CoreLockClient implements LockClient {
     LockNames.requireValid(name);
     Optional<LockInfo> before =
         BackendCalls.await(
-            administration().forceRelease(name),
+            abilities.administration().forceRelease(name),
             operationTimeoutNanos,
             "force the release of '" + name + "'",
             backend.name());
