@@ -23,5 +23,10 @@ public enum BackendCapability {
    * Holds of one owner id ({@link LockOptions#withOwnerId}) made through different clients, and so
    * different processes, share one grant; without it, an owner id re-enters only within its client.
    */
-  OWNER_IDS_ACROSS_CLIENTS
+  OWNER_IDS_ACROSS_CLIENTS,
+  /**
+   * {@link LockClient#semaphore(String, int)} works: the backend keeps leased semaphores ({@link
+   * io.dlock.spi.PermitStore}).
+   */
+  SEMAPHORES
 }

@@ -48,6 +48,33 @@ public interface LockClient extends AutoCloseable {
   LeaderElection election(String name, LockOptions options, LeadershipListener listener);
 
   /**
+   * The semaphore {@code name} with a bound of {@code permits}, whose permits are leases of the
+   * client's default lock options. See {@link LeasedSemaphore}.
+   *
+   * @param permits 1 to {@value LeasedSemaphore#MAX_PERMITS}
+   * @throws IllegalArgumentException if the name is invalid or {@code permits} out of range, or the
+   *     default options have an owner id
+   * @throws UnsupportedOperationException if the backend has no semaphores ({@link #capabilities()}
+   *     lacks {@link BackendCapability#SEMAPHORES}), naming what has them
+   * @throws IllegalStateException if the client is closed
+   */
+  default LeasedSemaphore semaphore(String name, int permits) {
+    return semaphore(name, permits, LockOptions.defaults());
+  }
+
+  /**
+   * The semaphore {@code name} with a bound of {@code permits}, whose permits are leases of {@code
+   * options} (lease time, renewal). Semaphore names are apart from lock names: the semaphore and
+   * the lock {@code "jobs"} are two things.
+   *
+   * @throws IllegalArgumentException if the name is invalid, {@code permits} out of range, or the
+   *     options have an owner id (a permit is never shared)
+   * @throws UnsupportedOperationException if the backend has no semaphores
+   * @throws IllegalStateException if the client is closed
+   */
+  LeasedSemaphore semaphore(String name, int permits, LockOptions options);
+
+  /**
    * The grants this client holds now (released and lost grants are not listed, except lost grants
    * whose holder has not released them yet).
    */

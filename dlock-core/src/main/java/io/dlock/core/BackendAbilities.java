@@ -3,6 +3,7 @@ package io.dlock.core;
 import io.dlock.BackendCapability;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseSignals;
 import io.dlock.spi.SessionBoundHolds;
 import io.dlock.spi.WaitQueue;
@@ -21,6 +22,7 @@ record BackendAbilities(
     @Nullable WaitQueue waitQueue,
     @Nullable SessionBoundHolds sessions,
     @Nullable LockAdministration administrationOrNull,
+    @Nullable PermitStore permitStoreOrNull,
     Set<BackendCapability> capabilities) {
 
   static BackendAbilities of(LockBackend backend) {
@@ -28,6 +30,7 @@ record BackendAbilities(
     WaitQueue waitQueue = backend.waitQueue().orElse(null);
     SessionBoundHolds sessions = backend.sessionBoundHolds().orElse(null);
     LockAdministration administration = backend.administration().orElse(null);
+    PermitStore permits = backend.permits().orElse(null);
     EnumSet<BackendCapability> set = EnumSet.noneOf(BackendCapability.class);
     if (signals != null) {
       set.add(BackendCapability.RELEASE_SIGNALS);
@@ -41,6 +44,9 @@ record BackendAbilities(
     if (administration != null) {
       set.add(BackendCapability.ADMINISTRATION);
     }
+    if (permits != null) {
+      set.add(BackendCapability.SEMAPHORES);
+    }
     if (backend.sharesOwnerIdsAcrossClients()) {
       set.add(BackendCapability.OWNER_IDS_ACROSS_CLIENTS);
     }
@@ -50,6 +56,7 @@ record BackendAbilities(
         waitQueue,
         sessions,
         administration,
+        permits,
         Collections.unmodifiableSet(set));
   }
 
@@ -69,5 +76,22 @@ record BackendAbilities(
               + " returning a LockAdministration from administration())");
     }
     return administrationOrNull;
+  }
+
+  /**
+   * The backend's semaphores.
+   *
+   * @throws UnsupportedOperationException naming the backend and what has them, if it has none
+   */
+  PermitStore permitStore() {
+    if (permitStoreOrNull == null) {
+      throw new UnsupportedOperationException(
+          "The "
+              + backendName
+              + " backend has no leased semaphores: its client's capabilities() lack SEMAPHORES"
+              + " (Redis, ZooKeeper and the JDBC lease-row mode have them; a backend of your own"
+              + " adds them by returning a PermitStore from permits())");
+    }
+    return permitStoreOrNull;
   }
 }

@@ -8,6 +8,7 @@ import io.dlock.LeaderElection;
 import io.dlock.LeadershipListener;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
+import io.dlock.LeasedSemaphore;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockInfo;
@@ -19,6 +20,7 @@ import io.dlock.spi.BackendContext;
 import io.dlock.spi.DriverThreads;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
 import io.dlock.spi.SessionBoundHolds;
@@ -40,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * The {@link LockClient} over any {@link LockBackend}. Backends build one of these with {@link
  * #create(LockBackend, LockClientOptions)}; applications only see the {@link LockClient} interface.
  */
-public final class CoreLockClient implements LockClient {
+public final class CoreLockClient implements LockClient, SemaphoreHost {
   private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
   private static final AtomicInteger CLIENT_IDS = new AtomicInteger();
 
@@ -79,7 +82,7 @@ public final class CoreLockClient implements LockClient {
   private static final int ASYNC_STEP_THREADS = 64;
 
   private CoreLockClient(LockBackend backend, LockClientOptions options) {
-    this.backend = backend;
+    this.backend = PermitRouting.wrap(backend);
     this.options = options;
     this.clock = options.clock();
     this.operationTimeoutNanos = options.operationTimeout().toNanos();
@@ -98,7 +101,7 @@ public final class CoreLockClient implements LockClient {
     this.asyncSteps = DriverThreads.blockingCalls("dlock-" + id + "-acquire", ASYNC_STEP_THREADS);
     // Futures of asynchronous acquisitions complete here: what callers chain to them may block.
     this.asyncCallbacks = DriverThreads.onDemand("dlock-" + id + "-callback");
-    this.abilities = BackendAbilities.of(backend);
+    this.abilities = BackendAbilities.of(this.backend);
     ReleaseSignals signals = abilities.signals();
     WaitQueue waitQueue = abilities.waitQueue();
     SessionBoundHolds sessions = abilities.sessions();
@@ -172,6 +175,34 @@ public final class CoreLockClient implements LockClient {
     return new Candidacy(this, LockNames.requireValid(name), lockOptions, listener, this::tell);
   }
 
+  @Override
+  public LeasedSemaphore semaphore(String name, int permits) {
+    return semaphore(name, permits, options.defaultLockOptions());
+  }
+
+  @Override
+  public LeasedSemaphore semaphore(String name, int permits, LockOptions lockOptions) {
+    ensureOpen();
+    abilities.permitStore(); // refused now, not at the first acquisition
+    return new NamedSemaphore(this, name, permits, lockOptions);
+  }
+
+  @Override
+  public DistributedLock permitLock(String grantName, LockOptions lockOptions) {
+    return NamedLock.unshared(this, grantName, lockOptions);
+  }
+
+  @Override
+  public <T> T callStore(Function<PermitStore, CompletableFuture<T>> call, String what) {
+    return BackendCalls.await(
+        call.apply(abilities.permitStore()), operationTimeoutNanos, what, backend.name());
+  }
+
+  @Override
+  public void permitGranted(String grantName) {
+    signalLocalWaiters(grantName);
+  }
+
   /** Runs {@code task} on the client's event thread (see {@link Notices#tell}). */
   void tell(Runnable task) {
     Notices.tell(events, task);
@@ -182,7 +213,7 @@ public final class CoreLockClient implements LockClient {
     // Every grant this client holds, the one set the renewer renews from too.
     List<HeldLeaseInfo> infos = new ArrayList<>(grants.size());
     for (Grant grant : grants.values()) {
-      infos.add(grant.info());
+      infos.add(LockEvents.named(grant.info()));
     }
     return infos;
   }

@@ -33,6 +33,13 @@ final class DeferredLock implements DistributedLock {
     this.options = options;
   }
 
+  /** This lock in the connected client: a permit grant name's is its unshared lock. */
+  private DistributedLock lockOf(LockClient connected) {
+    return PermitGrantName.isPermit(name) && connected instanceof SemaphoreHost host
+        ? host.permitLock(name, options)
+        : connected.lock(name, options);
+  }
+
   @Override
   public String name() {
     return name;
@@ -56,7 +63,7 @@ final class DeferredLock implements DistributedLock {
   private DistributedLock connectedLock(long boundNanos, boolean interruptible) {
     long start = client.options().clock().nanoTime();
     try {
-      return client.await(boundNanos, interruptible).lock(name, options);
+      return lockOf(client.await(boundNanos, interruptible));
     } catch (BackendUnavailableException e) {
       client.reportUnavailable(name, start);
       throw e;
@@ -96,7 +103,7 @@ final class DeferredLock implements DistributedLock {
     long waitNanos = NamedLock.checkWait(wait);
     LockClient connected = client.connected();
     if (connected != null) {
-      return connected.lock(name, options).acquireAsync(wait);
+      return lockOf(connected).acquireAsync(wait);
     }
     long start = client.options().clock().nanoTime();
     CompletableFuture<Lease> result = new CompletableFuture<>();
@@ -118,7 +125,7 @@ final class DeferredLock implements DistributedLock {
               long left = waitNanos - (client.options().clock().nanoTime() - start);
               CompletableFuture<Lease> inner;
               try {
-                inner = c.lock(name, options).acquireAsync(Duration.ofNanos(Math.max(0, left)));
+                inner = lockOf(c).acquireAsync(Duration.ofNanos(Math.max(0, left)));
               } catch (RuntimeException e) {
                 // The client closed as it connected: thrown here, nobody would see it, and the
                 // caller's future would never complete.
@@ -154,7 +161,7 @@ final class DeferredLock implements DistributedLock {
   @Override
   public boolean isHeldByCurrentHolder() {
     LockClient connected = client.connected();
-    return connected != null && connected.lock(name, options).isHeldByCurrentHolder();
+    return connected != null && lockOf(connected).isHeldByCurrentHolder();
   }
 
   @Override
@@ -211,7 +218,7 @@ final class DeferredLock implements DistributedLock {
         throw new IllegalMonitorStateException(
             "The current thread does not hold lock '" + name + "'");
       }
-      connected.lock(name, options).asLock().unlock();
+      lockOf(connected).asLock().unlock();
     }
 
     @Override

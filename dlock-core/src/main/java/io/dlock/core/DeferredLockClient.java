@@ -5,6 +5,7 @@ import io.dlock.DistributedLock;
 import io.dlock.HeldLeaseInfo;
 import io.dlock.LeaderElection;
 import io.dlock.LeadershipListener;
+import io.dlock.LeasedSemaphore;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockEventListener.AcquireFailure;
@@ -12,13 +13,16 @@ import io.dlock.LockInfo;
 import io.dlock.LockNames;
 import io.dlock.LockOptions;
 import io.dlock.spi.DriverThreads;
+import io.dlock.spi.PermitStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -32,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * holds nothing; from then on every call goes to the connected client, which keeps its own
  * connection from there (the drivers reconnect).
  */
-public final class DeferredLockClient implements LockClient {
+public final class DeferredLockClient implements LockClient, SemaphoreHost {
   private static final Logger log = LoggerFactory.getLogger(DeferredLockClient.class);
 
   private final String backendName;
@@ -139,6 +143,42 @@ public final class DeferredLockClient implements LockClient {
   public LeaderElection election(
       String name, LockOptions lockOptions, LeadershipListener listener) {
     return new Candidacy(this, LockNames.requireValid(name), lockOptions, listener, this::tell);
+  }
+
+  @Override
+  public LeasedSemaphore semaphore(String name, int permits) {
+    return semaphore(name, permits, options.defaultLockOptions());
+  }
+
+  /**
+   * A semaphore whose calls wait for the connection as a lock's do; a backend without semaphores is
+   * refused at the first call that reaches it.
+   */
+  @Override
+  public LeasedSemaphore semaphore(String name, int permits, LockOptions lockOptions) {
+    return new NamedSemaphore(this, name, permits, lockOptions);
+  }
+
+  @Override
+  public DistributedLock permitLock(String grantName, LockOptions lockOptions) {
+    return new DeferredLock(this, grantName, lockOptions);
+  }
+
+  @Override
+  public <T> T callStore(Function<PermitStore, CompletableFuture<T>> call, String what) {
+    return host(await(options.operationTimeout().toNanos(), false)).callStore(call, what);
+  }
+
+  @Override
+  public void permitGranted(String grantName) {
+    LockClient client = connected();
+    if (client != null) {
+      host(client).permitGranted(grantName);
+    }
+  }
+
+  private static SemaphoreHost host(LockClient connected) {
+    return (SemaphoreHost) connected; // the connector makes CoreLockClients
   }
 
   /** Runs {@code task} on the client's event thread (see {@link Notices#tell}). */

@@ -1,6 +1,7 @@
 package io.dlock.core;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.HeldLeaseInfo;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockEventListener;
 import io.dlock.LockEventListener.AcquireFailure;
@@ -87,20 +88,23 @@ final class LockEvents implements AutoCloseable {
     return Duration.ofNanos(Math.max(0, clock.nanoTime() - startNanos));
   }
 
-  void waiting(String lockName) {
+  void waiting(String name) {
+    String lockName = PermitGrantName.displayName(name);
     if (active()) {
       call("waiting", lockName, () -> listener.waiting(lockName));
     }
   }
 
-  void waitEnded(String lockName, long waitStartNanos) {
+  void waitEnded(String name, long waitStartNanos) {
+    String lockName = PermitGrantName.displayName(name);
     if (active()) {
       Duration waited = since(waitStartNanos);
       call("waitEnded", lockName, () -> listener.waitEnded(lockName, waited));
     }
   }
 
-  void acquired(String lockName, long fencingToken, long startNanos, long waitStartNanos) {
+  void acquired(String name, long fencingToken, long startNanos, long waitStartNanos) {
+    String lockName = PermitGrantName.displayName(name);
     if (!active()) {
       return;
     }
@@ -111,14 +115,16 @@ final class LockEvents implements AutoCloseable {
     call("acquired", lockName, () -> listener.acquired(lockName, fencingToken, latency, waited));
   }
 
-  void notAcquired(String lockName, AcquireFailure failure, long startNanos) {
+  void notAcquired(String name, AcquireFailure failure, long startNanos) {
+    String lockName = PermitGrantName.displayName(name);
     if (active()) {
       Duration latency = since(startNanos);
       call("notAcquired", lockName, () -> listener.notAcquired(lockName, failure, latency));
     }
   }
 
-  void released(String lockName, long fencingToken, long openedNanos) {
+  void released(String name, long fencingToken, long openedNanos) {
+    String lockName = PermitGrantName.displayName(name);
     if (active()) {
       Duration held = since(openedNanos);
       call("released", lockName, () -> listener.released(lockName, fencingToken, held));
@@ -134,7 +140,8 @@ final class LockEvents implements AutoCloseable {
     }
   }
 
-  void lost(LeaseLostEvent event) {
+  void lost(LeaseLostEvent lost) {
+    LeaseLostEvent event = named(lost);
     inBackground("lost", event.lockName(), () -> listener.lost(event));
   }
 
@@ -176,5 +183,31 @@ final class LockEvents implements AutoCloseable {
       throw fatal; // out of memory and the like: nothing can be trusted to go on
     }
     log.warn("The lock event listener failed in {} for '{}'; ignored", method, lockName, e);
+  }
+
+  /**
+   * The event under the name its holder knows: a permit's under its semaphore's name (listeners and
+   * metrics see semaphores by name, as locks).
+   */
+  static LeaseLostEvent named(LeaseLostEvent event) {
+    String name = PermitGrantName.displayName(event.lockName());
+    return name.equals(event.lockName())
+        ? event
+        : new LeaseLostEvent(name, event.fencingToken(), event.reason(), event.detail());
+  }
+
+  /** The grant's snapshot under the name its holder knows (see {@link #named(LeaseLostEvent)}). */
+  static HeldLeaseInfo named(HeldLeaseInfo info) {
+    String name = PermitGrantName.displayName(info.lockName());
+    return name.equals(info.lockName())
+        ? info
+        : new HeldLeaseInfo(
+            name,
+            info.fencingToken(),
+            info.holdCount(),
+            info.heldSince(),
+            info.remaining(),
+            info.autoRenew(),
+            info.state());
   }
 }

@@ -9,16 +9,38 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Lock;
 
-/** A lock name with its options, bound to a client. Holds no state of its own. */
+/**
+ * A lock name with its options, bound to a client. Holds no state of its own.
+ *
+ * <p>A lock's grants belong to the acquiring thread, which re-enters them. A semaphore's permits
+ * ({@link #unshared}) are acquired through a lock of their grant name whose every acquisition is a
+ * grant of its own, whichever thread makes it: two permits taken by one thread are two permits.
+ */
 final class NamedLock implements DistributedLock {
   private final CoreLockClient client;
   private final String name;
   private final LockOptions options;
+  private final boolean reentrant;
 
   NamedLock(CoreLockClient client, String name, LockOptions options) {
+    this(client, name, options, true);
+  }
+
+  private NamedLock(CoreLockClient client, String name, LockOptions options, boolean reentrant) {
     this.client = client;
     this.name = name;
     this.options = options;
+    this.reentrant = reentrant;
+  }
+
+  /** The lock of a permit grant name: no acquisition re-enters another's grant. */
+  static NamedLock unshared(CoreLockClient client, String grantName, LockOptions options) {
+    return new NamedLock(client, grantName, options, false);
+  }
+
+  /** Who an acquisition holds for: the calling thread, or (unshared) nobody else. */
+  private Object holder() {
+    return reentrant ? Thread.currentThread() : new Object();
   }
 
   @Override
@@ -33,13 +55,13 @@ final class NamedLock implements DistributedLock {
 
   @Override
   public Optional<Lease> tryAcquire() {
-    return Optional.ofNullable(client.acquire(name, options, 0, Thread.currentThread()));
+    return Optional.ofNullable(client.acquire(name, options, 0, holder()));
   }
 
   @Override
   public Lease acquire(Duration wait) {
     long waitNanos = checkWait(wait);
-    Lease lease = client.acquire(name, options, waitNanos, Thread.currentThread());
+    Lease lease = client.acquire(name, options, waitNanos, holder());
     if (lease == null) {
       throw client.timeout(name, waitNanos);
     }
@@ -48,7 +70,7 @@ final class NamedLock implements DistributedLock {
 
   /** Acquires with no bound on the wait; for the {@link Lock} view. */
   Lease acquireForever() {
-    Lease lease = client.acquire(name, options, Deadline.MAX_NANOS, Thread.currentThread());
+    Lease lease = client.acquire(name, options, Deadline.MAX_NANOS, holder());
     if (lease == null) {
       throw client.timeout(name, Deadline.MAX_NANOS);
     }
@@ -62,6 +84,9 @@ final class NamedLock implements DistributedLock {
 
   @Override
   public boolean isHeldByCurrentHolder() {
+    if (!reentrant) {
+      return false; // a permit's grant has no holder to ask about but its Permit
+    }
     Grant grant = client.grantOf(grantKey());
     return grant != null && grant.isValid();
   }

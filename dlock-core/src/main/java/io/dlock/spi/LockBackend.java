@@ -23,10 +23,11 @@ import java.util.concurrent.CompletableFuture;
  * repeated request and must not add a hold.
  *
  * <p>Abilities beyond the primitives are interfaces that the core asks for once, when a client
- * starts: {@link #releaseSignals()}, {@link #waitQueue()}, {@link #sessionBoundHolds()} and {@link
- * #administration()}. A backend without one returns empty, and the core does without it (backoff
- * instead of signals, no administration); nothing throws {@link UnsupportedOperationException} at
- * run time. Users see them as {@link io.dlock.LockClient#capabilities()}.
+ * starts: {@link #releaseSignals()}, {@link #waitQueue()}, {@link #sessionBoundHolds()}, {@link
+ * #permits()} and {@link #administration()}. A backend without one returns empty, and the core does
+ * without it (backoff instead of signals, no administration); nothing throws {@link
+ * UnsupportedOperationException} at run time. Users see them as {@link
+ * io.dlock.LockClient#capabilities()}.
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -87,6 +88,11 @@ public interface LockBackend extends AutoCloseable {
 
   /** Session events, if the backend's holds live in a session or connection. */
   default Optional<SessionBoundHolds> sessionBoundHolds() {
+    return Optional.empty();
+  }
+
+  /** Leased semaphores, if the backend has them. */
+  default Optional<PermitStore> permits() {
     return Optional.empty();
   }
 

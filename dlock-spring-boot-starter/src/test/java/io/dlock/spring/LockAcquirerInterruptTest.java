@@ -58,6 +58,11 @@ class LockAcquirerInterruptTest {
    */
   private record GrantBeforeCancel(LockClient real) implements LockClient {
     @Override
+    public io.dlock.LeasedSemaphore semaphore(String name, int permits, LockOptions options) {
+      return real.semaphore(name, permits, options);
+    }
+
+    @Override
     public io.dlock.LeaderElection election(
         String name, LockOptions options, io.dlock.LeadershipListener listener) {
       return real.election(name, options, listener);

@@ -8,6 +8,7 @@ import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
@@ -76,6 +77,12 @@ public abstract class ForwardingLockBackend
   @Override
   public Optional<SessionBoundHolds> sessionBoundHolds() {
     return delegate.sessionBoundHolds().map(sessions -> this);
+  }
+
+  /** The delegate's semaphores, as they are (faults injected here reach locks only). */
+  @Override
+  public Optional<PermitStore> permits() {
+    return delegate.permits();
   }
 
   @Override

@@ -8,6 +8,7 @@ import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
@@ -34,6 +35,8 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
   private final Map<String, Entry> locks = new HashMap<>();
   private final Map<String, Long> fences = new HashMap<>();
   private final Map<String, Set<ReleaseListener>> watchers = new ConcurrentHashMap<>();
+  private final InMemoryPermitStore semaphores;
+  private final PermitStore permits;
 
   private record Entry(String owner, int holds, long token, long expiresAt, String holder) {}
 
@@ -43,6 +46,8 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
 
   public InMemoryLockBackend(MonotonicClock serverClock) {
     this.serverClock = serverClock;
+    this.semaphores = new InMemoryPermitStore(serverClock);
+    this.permits = semaphores.view();
   }
 
   /**
@@ -53,6 +58,12 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
     InMemoryLockBackend server = this;
     return new ForwardingLockBackend(this) {
       private final Map<String, ReleaseListener> mine = new ConcurrentHashMap<>();
+      private final PermitStore myPermits = server.semaphores.view();
+
+      @Override
+      public Optional<PermitStore> permits() {
+        return Optional.of(myPermits);
+      }
 
       @Override
       public CompletableFuture<Void> watchReleases(String n, ReleaseListener listener) {
@@ -71,6 +82,7 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
       @Override
       public void close() {
         mine.forEach((n, r) -> server.watchers.getOrDefault(n, Set.of()).remove(r));
+        InMemoryPermitStore.close(myPermits);
       }
     };
   }
@@ -183,6 +195,11 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
   }
 
   @Override
+  public Optional<PermitStore> permits() {
+    return Optional.of(permits);
+  }
+
+  @Override
   public Optional<LockAdministration> administration() {
     return Optional.of(this);
   }
@@ -249,5 +266,6 @@ public final class InMemoryLockBackend implements LockBackend, ReleaseSignals, L
   @Override
   public void close() {
     watchers.clear();
+    InMemoryPermitStore.close(permits);
   }
 }
