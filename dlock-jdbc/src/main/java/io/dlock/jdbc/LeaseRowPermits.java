@@ -30,6 +30,7 @@ final class LeaseRowPermits implements PermitStore {
   private static final int RENEW_BATCH = 500;
 
   private final PermitStatements statements;
+  private final PermitAcquisition acquisition;
   private final JdbcCalls calls;
   private final @Nullable PostgresReleaseSignals signals;
   private final Map<String, ReleaseListener> listeners = new ConcurrentHashMap<>();
@@ -38,6 +39,7 @@ final class LeaseRowPermits implements PermitStore {
   LeaseRowPermits(
       PermitStatements statements, JdbcCalls calls, @Nullable PostgresReleaseSignals signals) {
     this.statements = statements;
+    this.acquisition = new PermitAcquisition(statements);
     this.calls = calls;
     this.signals = signals;
   }
@@ -55,7 +57,7 @@ final class LeaseRowPermits implements PermitStore {
     return calls
         .call(
             "acquire " + count + " of " + permits + " permits of semaphore '" + semaphore + "'",
-            c -> statements.acquire(c, semaphore, permits, count, key, holder, lease.toMillis()))
+            c -> acquisition.acquire(c, semaphore, permits, count, key, holder, lease.toMillis()))
         .exceptionallyCompose(
             failure -> GrantToUndo.undoElsewhere(calls, "semaphore " + semaphore, failure));
   }
