@@ -212,18 +212,18 @@ class LeaseRowPermitsTest {
   void neverMoreThanTheBoundUnderConcurrency(String database) throws Exception {
     PermitStore store = store(database);
     String s = name("race");
-    int bound = 3;
+    int bound = 2;
     AtomicInteger held = new AtomicInteger();
     AtomicInteger most = new AtomicInteger();
     AtomicInteger grants = new AtomicInteger();
-    ExecutorService pool = Executors.newFixedThreadPool(6);
+    ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
       List<Future<?>> workers = new ArrayList<>();
-      for (int w = 0; w < 6; w++) {
+      for (int w = 0; w < 4; w++) {
         workers.add(
             pool.submit(
                 () -> {
-                  for (int i = 0; i < 15; i++) {
+                  for (int i = 0; i < 10; i++) {
                     LockOwner o = owner();
                     AcquireResult r = get(store.tryAcquire(s, bound, 1, o, LONG));
                     if (r instanceof AcquireResult.Granted g) {
