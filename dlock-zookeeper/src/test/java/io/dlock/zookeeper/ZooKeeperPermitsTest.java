@@ -84,13 +84,23 @@ class ZooKeeperPermitsTest {
   }
 
   private LockClient client() {
+    return client(ZooKeeperTestServers.settings(server.getConnectString(), root));
+  }
+
+  private LockClient client(ZooKeeperLockSettings settings) {
+    ZooKeeperLockBackend backend = ZooKeeperLockBackend.connect(settings);
+    lastBackend = backend;
     LockClient client =
         LockClients.create(
-            ZooKeeperLockBackend.connect(
-                ZooKeeperTestServers.settings(server.getConnectString(), root)),
-            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
+            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
     clients.add(client);
     return client;
+  }
+
+  private ZooKeeperLockBackend lastBackend;
+
+  private static void expireSession(ZooKeeperLockBackend backend) throws Exception {
+    backend.curator().getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
   }
 
   private static LockOwner owner() {
@@ -306,5 +316,58 @@ class ZooKeeperPermitsTest {
       assertThat(client.semaphore("x", 1).holders()).hasSize(1);
     }
     permit.release();
+  }
+
+  @Test
+  void anExpiredHoldersPermitsAreLostAndTheWaiterIsGranted() throws Exception {
+    Duration session = Duration.ofSeconds(1);
+    LockClient holderClient =
+        client(
+            ZooKeeperTestServers.settings(server.getConnectString(), root)
+                .withSessionTimeout(session));
+    ZooKeeperLockBackend holderBackend = lastBackend;
+    Permit held = holderClient.semaphore("expiry", 2).tryAcquire(2).orElseThrow();
+    List<io.dlock.LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+    held.onLost(lost::add);
+    CompletableFuture<Permit> waiting =
+        client().semaphore("expiry", 2).acquireAsync(1, millis(30_000));
+    await().atMost(millis(5_000)).until(() -> children("expiry").size() == 2);
+
+    long silent = System.nanoTime();
+    expireSession(holderBackend);
+    Permit next = waiting.get(millis(30_000).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(Duration.ofNanos(System.nanoTime() - silent))
+        .isLessThan(session.plus(millis(3_000)));
+    assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+    await().atMost(millis(5_000)).until(() -> !lost.isEmpty());
+    assertThat(lost)
+        .singleElement()
+        .satisfies(
+            e -> assertThat(e.reason()).isEqualTo(io.dlock.LeaseLostEvent.Reason.SESSION_LOST));
+    assertThat(held.release()).isFalse();
+    assertThat(next.release()).isTrue();
+  }
+
+  @Test
+  void aWaiterWhoseSessionExpiresIsGrantedWhenThePermitComesBack() throws Exception {
+    Duration session = Duration.ofSeconds(1);
+    Permit held = client().semaphore("waiter-expiry", 1).tryAcquire().orElseThrow();
+    LockClient waiterClient =
+        client(
+            ZooKeeperTestServers.settings(server.getConnectString(), root)
+                .withSessionTimeout(session));
+    CompletableFuture<Permit> waiting =
+        waiterClient.semaphore("waiter-expiry", 1).acquireAsync(1, millis(60_000));
+    await().atMost(millis(5_000)).until(() -> children("waiter-expiry").size() == 2);
+
+    // Its watch dies with the session: only the session change itself can wake it.
+    expireSession(lastBackend);
+    long releasedAt = System.nanoTime();
+    assertThat(held.release()).isTrue();
+    Permit next = waiting.get(millis(10_000).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(Duration.ofNanos(System.nanoTime() - releasedAt))
+        .isLessThan(session.plus(millis(3_000)));
+    assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+    assertThat(next.release()).isTrue();
   }
 }
