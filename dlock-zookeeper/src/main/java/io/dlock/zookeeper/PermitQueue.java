@@ -5,8 +5,11 @@ import static io.dlock.zookeeper.ZooKeeperLockBackend.MAX_ROUNDS;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.LeaseEndTimer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
@@ -48,6 +51,9 @@ final class PermitQueue {
   private final LeaseEndTimer<PermitHold> leaseTimer;
   private final PermitWaiters waiters;
 
+  /** How long the answers to the holders' watches are awaited: the connection timeout. */
+  private final Duration watchBound;
+
   /**
    * @param holds the grants held through this client, shared with the release path
    */
@@ -64,6 +70,8 @@ final class PermitQueue {
     this.holds = holds;
     this.leaseTimer = leaseTimer;
     this.waiters = waiters;
+    this.watchBound =
+        Duration.ofMillis(Math.max(1, client.getZookeeperClient().getConnectionTimeoutMs()));
   }
 
   /**
@@ -272,15 +280,33 @@ final class PermitQueue {
     }
   }
 
-  /** Watches every holder; false if one is gone already (there may be room: look again). */
+  /**
+   * Watches every holder, the requests pipelined on the one connection (one round trip however many
+   * holders); false if one is gone already (there may be room: look again).
+   */
   private boolean watchAll(Watcher watcher, String parent, List<PermitPaths.Holder> holders)
       throws Exception {
+    List<CompletableFuture<KeeperException.Code>> answers = new ArrayList<>(holders.size());
     for (PermitPaths.Holder holder : holders) {
-      if (!watch(watcher, parent + "/" + holder.name())) {
-        return false;
+      CompletableFuture<KeeperException.Code> answer = new CompletableFuture<>();
+      answers.add(answer);
+      client
+          .getData()
+          .usingWatcher(watcher)
+          .inBackground(
+              (c, event) -> answer.complete(KeeperException.Code.get(event.getResultCode())))
+          .forPath(parent + "/" + holder.name());
+    }
+    boolean all = true;
+    for (CompletableFuture<KeeperException.Code> answer : answers) {
+      KeeperException.Code code = answer.get(watchBound.toMillis(), TimeUnit.MILLISECONDS);
+      if (code == KeeperException.Code.NONODE) {
+        all = false;
+      } else if (code != KeeperException.Code.OK) {
+        throw KeeperException.create(code);
       }
     }
-    return true;
+    return all;
   }
 
   /** The children of {@code parent} and its stat, read together; empty if it does not exist. */
