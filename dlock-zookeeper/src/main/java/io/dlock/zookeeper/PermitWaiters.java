@@ -69,11 +69,6 @@ final class PermitWaiters {
     }
   }
 
-  /** The number of waiting acquisitions; for tests. */
-  int size() {
-    return waiting.size();
-  }
-
   private void signal(LockAndOwner key) {
     ReleaseListener listener = listeners.get(key.lockName());
     if (listener == null) {

@@ -204,11 +204,6 @@ final class ZooKeeperPermits implements PermitStore {
     }
   }
 
-  /** The number of waiting acquisitions; for tests. */
-  int waiting() {
-    return waiters.size();
-  }
-
   /** Stops listening to the connection (the backend's threads are the backend's to stop). */
   void close() {
     client.getConnectionStateListenable().removeListener(connectionListener);
