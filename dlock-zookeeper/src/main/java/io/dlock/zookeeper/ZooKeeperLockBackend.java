@@ -10,6 +10,7 @@ import io.dlock.spi.LeaseEndTimer;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
@@ -98,6 +99,7 @@ public final class ZooKeeperLockBackend
   private final QueueAcquisition acquisition;
   private final QueueRelease release;
   private final QueueLeases leases;
+  private final ZooKeeperPermits permits;
 
   /**
    * Written only here (watchReleases, unwatchReleases); read by the predecessor watches and the
@@ -166,6 +168,14 @@ public final class ZooKeeperLockBackend
             client, paths, description, entries, nodes, calls, failures, wakeUps, session);
     this.leases =
         new QueueLeases(client, description, entries, nodes, leaseTimer, calls, failures, session);
+    this.permits =
+        new ZooKeeperPermits(
+            client,
+            rootPath,
+            new OrderedCalls(workers, gate, closed::get, failures),
+            timer,
+            failures,
+            description);
     // Last, and it must stay last: connection changes are applied from here on, and a reconnection
     // may call back into the release part (a deferred abandon) through abandonAgain.
     session.start();
@@ -229,6 +239,7 @@ public final class ZooKeeperLockBackend
   @Override
   public void start(BackendContext context) {
     leaseTimer.useClock(context.clock());
+    permits.start(context.clock());
   }
 
   @Override
@@ -244,6 +255,15 @@ public final class ZooKeeperLockBackend
   @Override
   public Optional<SessionBoundHolds> sessionBoundHolds() {
     return Optional.of(this);
+  }
+
+  /**
+   * Semaphores: a fair queue per semaphore under {@code <root>/.semaphores}, whose head grants
+   * itself in one version-checked transaction (see {@link ZooKeeperPermits}).
+   */
+  @Override
+  public Optional<PermitStore> permits() {
+    return Optional.of(permits);
   }
 
   /**
@@ -334,6 +354,7 @@ public final class ZooKeeperLockBackend
       return;
     }
     session.close(); // stops listening, then fails the calls waiting for a connection
+    permits.close();
     timer.shutdownNow();
     workers.shutdown();
     try {
