@@ -1,16 +1,24 @@
 package io.dlock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.dlock.BackendUnavailableException;
 import io.dlock.HeldLeaseInfo;
 import io.dlock.LeasedSemaphore;
+import io.dlock.LockClient;
+import io.dlock.LockClientOptions;
+import io.dlock.LockClients;
 import io.dlock.Permit;
 import io.dlock.spi.AcquireResult;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -108,6 +116,48 @@ class SemaphoreCoreReviewTest {
       await().until(() -> client.heldLeases().isEmpty());
     } finally {
       client.close();
+    }
+  }
+
+  // ---- the deferred client (LockClients.connectLater) ----------------------------------------
+
+  private final RecordingListener events = new RecordingListener();
+  private final LockClientOptions options =
+      LockClientOptions.defaults()
+          .withOperationTimeout(Duration.ofMillis(300))
+          .withEventListener(events);
+  private final AtomicBoolean serverUp = new AtomicBoolean();
+  private final AtomicReference<FakeBackend> made = new AtomicReference<>();
+
+  private Supplier<LockClient> connect(boolean withPermits) {
+    return () -> {
+      if (!serverUp.get()) {
+        throw new BackendUnavailableException("connection refused: 127.0.0.1:1");
+      }
+      FakeBackend backend = new FakeBackend(new FakeClock());
+      if (withPermits) {
+        backend.withPermitStore(new FakePermitStore());
+      }
+      made.set(backend);
+      return backend.client();
+    };
+  }
+
+  @Test
+  void aDeferredClientsSemaphoreOnABackendWithoutSemaphoresIsRefusedNotTakenAsALock() {
+    try (LockClient client =
+        LockClients.connectLater("fake", "fake://down", connect(false), options)) {
+      LeasedSemaphore semaphore = client.semaphore("jobs", 3);
+      serverUp.set(true);
+      await().until(() -> ((DeferredLockClient) client).connected() != null);
+      assertThatThrownBy(semaphore::tryAcquire)
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("no leased semaphores");
+      assertThatThrownBy(() -> semaphore.acquire(Duration.ofMillis(100)))
+          .isInstanceOf(UnsupportedOperationException.class);
+      assertThatThrownBy(() -> semaphore.acquireAsync(1, Duration.ofMillis(100)))
+          .isInstanceOf(UnsupportedOperationException.class);
+      assertThat(made.get().acquires).as("no permit sent to the lock backend as a lock").isEmpty();
     }
   }
 }
