@@ -109,7 +109,9 @@ public final class DeferredLockClient implements LockClient, SemaphoreHost {
   }
 
   /** Tells the event listener of a call that ended while it waited for the connection. */
-  void reportNotAcquired(String lockName, AcquireFailure failure, long startNanos) {
+  void reportNotAcquired(String name, AcquireFailure failure, long startNanos) {
+    // A permit's grant name is the core's: the listener (and metrics) know the semaphore's name.
+    String lockName = PermitGrantName.displayName(name);
     try {
       options
           .eventListener()

@@ -160,4 +160,22 @@ class SemaphoreCoreReviewTest {
       assertThat(made.get().acquires).as("no permit sent to the lock backend as a lock").isEmpty();
     }
   }
+
+  @Test
+  void aDeferredClientTellsItsListenerOfPermitsUnderTheSemaphoresName() {
+    try (LockClient client =
+        LockClients.connectLater("fake", "fake://down", connect(true), options)) {
+      LeasedSemaphore semaphore = client.semaphore("jobs", 3);
+      assertThatThrownBy(semaphore::tryAcquire).isInstanceOf(BackendUnavailableException.class);
+      assertThat(events.notAcquired)
+          .singleElement()
+          .satisfies(e -> assertThat(e.lockName()).isEqualTo("jobs"));
+      serverUp.set(true);
+      await().until(() -> ((DeferredLockClient) client).connected() != null);
+      Permit permit = semaphore.tryAcquire(2).orElseThrow();
+      assertThat(permit.lockName()).isEqualTo("jobs");
+      assertThat(client.heldLeases()).extracting(HeldLeaseInfo::lockName).containsExactly("jobs");
+      assertThat(permit.release()).isTrue();
+    }
+  }
 }
