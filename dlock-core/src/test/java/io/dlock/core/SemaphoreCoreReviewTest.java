@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.HeldLeaseInfo;
+import io.dlock.LeaseLostEvent;
 import io.dlock.LeasedSemaphore;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -114,6 +116,30 @@ class SemaphoreCoreReviewTest {
       assertThat(store.releases).extracting(r -> r.fencingToken()).containsExactly(7L);
       assertThat(store.releases.get(0).semaphore()).isEqualTo("jobs");
       await().until(() -> client.heldLeases().isEmpty());
+    } finally {
+      client.close();
+    }
+  }
+
+  @Test
+  void aBackendReportingALostPermitUnderItsSemaphoresNameEndsThatPermit() {
+    // A store's backend knows semaphores, not the core's grant names: a session-bound hold's loss
+    // comes as leaseLost(semaphore, owner key), which matched no grant (the permit stayed VALID).
+    FakePermitStore store = new FakePermitStore();
+    FakeBackend backend = new FakeBackend(new FakeClock()).withSessions().withPermitStore(store);
+    CoreLockClient client = backend.client();
+    try {
+      LeasedSemaphore semaphore = client.semaphore("jobs", 2);
+      Permit permit = semaphore.tryAcquire().orElseThrow();
+      Permit other = semaphore.tryAcquire().orElseThrow();
+      List<LeaseLostEvent> told = new CopyOnWriteArrayList<>();
+      permit.onLost(told::add);
+      backend.events().leaseLost("jobs", store.acquires.get(0).owner().key(), "node deleted");
+      assertThat(permit.isValid()).isFalse();
+      await().until(() -> told.size() == 1);
+      assertThat(told.get(0).lockName()).isEqualTo("jobs");
+      assertThat(other.isValid()).as("only that owner's").isTrue();
+      assertThat(client.lock("jobs").tryAcquire()).isPresent();
     } finally {
       client.close();
     }
