@@ -206,12 +206,16 @@ final class Candidacy implements LeaderElection {
   }
 
   private void lost(LeaderTerm ended, LeaseLostEvent event) {
+    Revocation reason = revocationOf(event.reason());
     state.lock();
     try {
       if (term != ended) {
         return; // resigned first: told then
       }
       term = null;
+      // Queued under the state lock, as elected is: a term that a join() on another thread
+      // starts once the lock is free must be told after this one's end.
+      events.execute(() -> listener.revoked(ended, reason, event.detail()));
     } finally {
       state.unlock();
     }
@@ -220,8 +224,6 @@ final class Candidacy implements LeaderElection {
     // it (owner-checked: never a newer term), without waiting (found by dlock-torture's election
     // workload: every term lost to a pause or a forced release was still listed at the end).
     release(ended.lease());
-    Revocation reason = revocationOf(event.reason());
-    events.execute(() -> listener.revoked(ended, reason, event.detail()));
     compete();
   }
 
@@ -250,6 +252,18 @@ final class Candidacy implements LeaderElection {
       term = null;
       acquisition = competing;
       competing = null;
+      if (ended != null) {
+        // Told before the release, under the state lock: once released, another candidate (of
+        // this client too, whose notices share the event thread) may be elected and told, and
+        // was told before this revocation, two leaders as the listeners saw it (found by review).
+        LeaderTerm resigned = ended;
+        events.execute(
+            () ->
+                listener.revoked(
+                    resigned,
+                    Revocation.RESIGNED,
+                    close ? "the candidacy was closed" : "resigned"));
+      }
     } finally {
       state.unlock();
     }
@@ -258,10 +272,6 @@ final class Candidacy implements LeaderElection {
     }
     if (ended != null) {
       release(ended.lease());
-      events.execute(
-          () ->
-              listener.revoked(
-                  ended, Revocation.RESIGNED, close ? "the candidacy was closed" : "resigned"));
     }
   }
 
