@@ -8,6 +8,7 @@ import io.dlock.LeadershipListener;
 import io.dlock.LeadershipListener.Revocation;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
+import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockInfo;
 import io.dlock.LockOptions;
@@ -20,6 +21,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -181,18 +183,25 @@ final class Candidacy implements LeaderElection {
   /** Tells the listener of a suspended and restored session, where the backend has sessions. */
   private void hookSession(LeaderTerm started) {
     if (started.lease() instanceof LeaseHandle handle) {
-      handle.onSessionChange(
+      // What the listener was told of this term: read and written on the event thread only.
+      boolean[] toldUncertain = {false};
+      Consumer<Boolean> tell =
           suspended -> {
-            if (currentTerm() != started) {
+            if (currentTerm() != started || suspended == toldUncertain[0]) {
               return;
             }
+            toldUncertain[0] = suspended;
             if (suspended) {
               listener.uncertain(started);
             } else {
               listener.restored(started);
             }
-          },
-          events);
+          };
+      handle.onSessionChange(tell, events);
+      // A suspension before the hook (a term granted while suspended, or suspended before this
+      // line) was told to nobody, and its restoration came as a restored without an uncertain
+      // (found by review): look at the lease once, behind the hook, on the event thread.
+      events.execute(() -> tell.accept(started.lease().state() == LeaseState.UNCERTAIN));
     }
   }
 

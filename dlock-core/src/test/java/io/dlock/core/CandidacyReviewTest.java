@@ -91,4 +91,27 @@ class CandidacyReviewTest {
       client.close();
     }
   }
+
+  @Test
+  void aTermGrantedWhileTheSessionIsSuspendedIsToldUncertainBeforeRestored() {
+    FakeBackend backend = new FakeBackend(new FakeClock()).withSessions();
+    CoreLockClient client = backend.client();
+    List<String> told = new CopyOnWriteArrayList<>();
+    try {
+      backend.events().connectionSuspended("test");
+      LeaderElection election = client.election("leader", OPTIONS, new Told(told, ""));
+      election.join();
+      await().until(() -> told.contains("uncertain 1"));
+      assertThat(election.isLeader()).isFalse();
+      backend.events().connectionRestored();
+      await().until(() -> told.contains("restored 1"));
+      assertThat(election.isLeader()).isTrue();
+      assertThat(told).containsExactly("elected 1", "uncertain 1", "restored 1");
+      election.close();
+      await().until(() -> told.size() == 4);
+      assertThat(told.get(3)).isEqualTo("revoked 1 RESIGNED");
+    } finally {
+      client.close();
+    }
+  }
 }
