@@ -8,6 +8,7 @@ import io.dlock.LeadershipListener;
 import io.dlock.LeadershipListener.Revocation;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
+import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockInfo;
 import io.dlock.LockOptions;
@@ -20,6 +21,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -181,18 +183,25 @@ final class Candidacy implements LeaderElection {
   /** Tells the listener of a suspended and restored session, where the backend has sessions. */
   private void hookSession(LeaderTerm started) {
     if (started.lease() instanceof LeaseHandle handle) {
-      handle.onSessionChange(
+      // What the listener was told of this term: read and written on the event thread only.
+      boolean[] toldUncertain = {false};
+      Consumer<Boolean> tell =
           suspended -> {
-            if (currentTerm() != started) {
+            if (currentTerm() != started || suspended == toldUncertain[0]) {
               return;
             }
+            toldUncertain[0] = suspended;
             if (suspended) {
               listener.uncertain(started);
             } else {
               listener.restored(started);
             }
-          },
-          events);
+          };
+      handle.onSessionChange(tell, events);
+      // A suspension before the hook (a term granted while suspended, or suspended before this
+      // line) was told to nobody, and its restoration came as a restored without an uncertain
+      // (found by review): look at the lease once, behind the hook, on the event thread.
+      events.execute(() -> tell.accept(started.lease().state() == LeaseState.UNCERTAIN));
     }
   }
 
@@ -206,12 +215,16 @@ final class Candidacy implements LeaderElection {
   }
 
   private void lost(LeaderTerm ended, LeaseLostEvent event) {
+    Revocation reason = revocationOf(event.reason());
     state.lock();
     try {
       if (term != ended) {
         return; // resigned first: told then
       }
       term = null;
+      // Queued under the state lock, as elected is: a term that a join() on another thread
+      // starts once the lock is free must be told after this one's end.
+      events.execute(() -> listener.revoked(ended, reason, event.detail()));
     } finally {
       state.unlock();
     }
@@ -220,8 +233,6 @@ final class Candidacy implements LeaderElection {
     // it (owner-checked: never a newer term), without waiting (found by dlock-torture's election
     // workload: every term lost to a pause or a forced release was still listed at the end).
     release(ended.lease());
-    Revocation reason = revocationOf(event.reason());
-    events.execute(() -> listener.revoked(ended, reason, event.detail()));
     compete();
   }
 
@@ -250,6 +261,18 @@ final class Candidacy implements LeaderElection {
       term = null;
       acquisition = competing;
       competing = null;
+      if (ended != null) {
+        // Told before the release, under the state lock: once released, another candidate (of
+        // this client too, whose notices share the event thread) may be elected and told, and
+        // was told before this revocation, two leaders as the listeners saw it (found by review).
+        LeaderTerm resigned = ended;
+        events.execute(
+            () ->
+                listener.revoked(
+                    resigned,
+                    Revocation.RESIGNED,
+                    close ? "the candidacy was closed" : "resigned"));
+      }
     } finally {
       state.unlock();
     }
@@ -258,10 +281,6 @@ final class Candidacy implements LeaderElection {
     }
     if (ended != null) {
       release(ended.lease());
-      events.execute(
-          () ->
-              listener.revoked(
-                  ended, Revocation.RESIGNED, close ? "the candidacy was closed" : "resigned"));
     }
   }
 

@@ -190,6 +190,9 @@ public final class CoreLockClient implements LockClient, SemaphoreHost {
 
   @Override
   public DistributedLock permitLock(String grantName, LockOptions lockOptions) {
+    // Refused here too, not only in semaphore(): a deferred client's semaphore meets its backend
+    // first here, and without a store the grant name went to the backend as a lock's (a mutex).
+    abilities.permitStore();
     return NamedLock.unshared(this, grantName, lockOptions);
   }
 

@@ -35,8 +35,8 @@ final class DeferredLock implements DistributedLock {
 
   /** This lock in the connected client: a permit grant name's is its unshared lock. */
   private DistributedLock lockOf(LockClient connected) {
-    return PermitGrantName.isPermit(name) && connected instanceof SemaphoreHost host
-        ? host.permitLock(name, options)
+    return PermitGrantName.isPermit(name)
+        ? DeferredLockClient.host(connected).permitLock(name, options)
         : connected.lock(name, options);
   }
 

@@ -109,7 +109,9 @@ public final class DeferredLockClient implements LockClient, SemaphoreHost {
   }
 
   /** Tells the event listener of a call that ended while it waited for the connection. */
-  void reportNotAcquired(String lockName, AcquireFailure failure, long startNanos) {
+  void reportNotAcquired(String name, AcquireFailure failure, long startNanos) {
+    // A permit's grant name is the core's: the listener (and metrics) know the semaphore's name.
+    String lockName = PermitGrantName.displayName(name);
     try {
       options
           .eventListener()
@@ -172,13 +174,25 @@ public final class DeferredLockClient implements LockClient, SemaphoreHost {
   @Override
   public void permitGranted(String grantName) {
     LockClient client = connected();
-    if (client != null) {
-      host(client).permitGranted(grantName);
+    if (client instanceof SemaphoreHost host) {
+      host.permitGranted(grantName);
     }
   }
 
-  private static SemaphoreHost host(LockClient connected) {
-    return (SemaphoreHost) connected; // the connector makes CoreLockClients
+  /**
+   * The connected client as a semaphore's host.
+   *
+   * @throws UnsupportedOperationException if the application's connect made a client of its own
+   *     (not a cast's ClassCastException, thrown where a grant was already made)
+   */
+  static SemaphoreHost host(LockClient connected) {
+    if (connected instanceof SemaphoreHost host) {
+      return host;
+    }
+    throw new UnsupportedOperationException(
+        "Semaphores of a client that connects later need the core's client, but the connect"
+            + " function made a "
+            + connected.getClass().getName());
   }
 
   /** Runs {@code task} on the client's event thread (see {@link Notices#tell}). */

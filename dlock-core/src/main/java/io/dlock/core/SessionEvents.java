@@ -112,18 +112,29 @@ final class SessionEvents implements BackendEvents {
     lock.lock();
     try {
       for (Grant grant : grants) {
-        if (grant.lockName().equals(lockName) && grant.owner().key().equals(ownerKey)) {
+        if (names(grant.lockName(), lockName) && grant.owner().key().equals(ownerKey)) {
           grant.markLost(LeaseLostEvent.Reason.SESSION_LOST, detail);
         }
       }
       for (Request request : inFlight) {
-        if (request.lockName.equals(lockName) && request.ownerKey.equals(ownerKey)) {
+        if (names(request.lockName, lockName) && request.ownerKey.equals(ownerKey)) {
           request.lostDetail = detail;
         }
       }
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Whether a backend's {@code reported} name is the grant's: the lock's name, or for a permit its
+   * semaphore's (a backend knows semaphores, not the core's grant names; the owner key, fresh per
+   * permit, tells which permit).
+   */
+  private static boolean names(String grantName, String reported) {
+    return grantName.equals(reported)
+        || (PermitGrantName.isPermit(grantName)
+            && PermitGrantName.displayName(grantName).equals(reported));
   }
 
   @Override

@@ -22,6 +22,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * refuse every grant of the name for as long as the mark lives, which on a busy lock is always
  * (found by review). Such a grant is handed out: whether tokens may go back is the backend's
  * promise (its page says when they may), not this client's to judge.
+ *
+ * <p>Why not permits: a semaphore has many grants at a time, so a permit answered with a lower
+ * token than another permit of the same grant name was not granted before it ended; refusing it
+ * gave back a live permit and asked again with the same owner, which a store that answers the
+ * repeat before the queued release hands the same grant back, and the release then deletes it under
+ * its holder (found by review). Each permit has an owner of its own, whose late answer the
+ * acquisition undoes.
  */
 final class TokenHighWater {
   private static final class Mark {
@@ -45,6 +52,9 @@ final class TokenHighWater {
 
   /** An acquisition of {@code name} starts: grants answered from now on are compared. */
   void enter(String name) {
+    if (PermitGrantName.isPermit(name)) {
+      return;
+    }
     marks.compute(
         name,
         (n, m) -> {
@@ -67,6 +77,9 @@ final class TokenHighWater {
    * @return the higher token that makes this grant stale, or {@code fencingToken} if admitted
    */
   long admit(String name, long fencingToken, long sentAt) {
+    if (PermitGrantName.isPermit(name)) {
+      return fencingToken;
+    }
     long[] seen = {fencingToken};
     marks.computeIfPresent(
         name,

@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * calls these methods as it calls {@link LockBackend}'s, with a fresh {@link LockOwner grant owner}
  * (never an owner id: a permit is never re-entered) per acquisition, and renews permits in the
  * renewer's batches. Semaphore names and lock names are separate namespaces: a backend keeps a
- * semaphore apart from the lock of the same name.
+ * semaphore apart from the lock of the same name. A backend with {@link SessionBoundHolds} reports
+ * a permit that died on its own with {@link BackendEvents#leaseLost} under the semaphore's name and
+ * the permit owner's key.
  */
 public interface PermitStore {
 

@@ -162,6 +162,12 @@ final class FakeBackend implements LockBackend {
     return this;
   }
 
+  /** Semaphores served by {@code store} (a {@link FakePermitStore}, say). */
+  FakeBackend withPermitStore(PermitStore store) {
+    permits = store;
+    return this;
+  }
+
   FakeBackend withoutSharedOwnerIds() {
     sharesOwnerIds = false;
     return this;
