@@ -81,8 +81,9 @@ public final class CoreLockClient implements LockClient, SemaphoreHost {
   /** The most attempts of asynchronous acquisitions answered at once. */
   private static final int ASYNC_STEP_THREADS = 64;
 
-  private CoreLockClient(LockBackend backend, LockClientOptions options) {
-    this.backend = PermitRouting.wrap(backend);
+  private CoreLockClient(LockBackend given, LockClientOptions options) {
+    LockBackend backend = PermitRouting.wrap(given);
+    this.backend = backend;
     this.options = options;
     this.clock = options.clock();
     this.operationTimeoutNanos = options.operationTimeout().toNanos();

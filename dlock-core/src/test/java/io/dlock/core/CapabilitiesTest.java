@@ -40,13 +40,15 @@ class CapabilitiesTest {
             FakeBackend::withReleaseSignals,
             FakeBackend::withWaitQueue,
             FakeBackend::withSessions,
-            b -> b.withAdministration(List.of()));
+            b -> b.withAdministration(List.of()),
+            FakeBackend::withPermits);
     List<BackendCapability> expected =
         List.of(
             BackendCapability.RELEASE_SIGNALS,
             BackendCapability.WAIT_QUEUE,
             BackendCapability.SESSION_BOUND_HOLDS,
-            BackendCapability.ADMINISTRATION);
+            BackendCapability.ADMINISTRATION,
+            BackendCapability.SEMAPHORES);
     for (int i = 0; i < abilities.size(); i++) {
       FakeBackend backend = abilities.get(i).apply(new FakeBackend(clock).withoutSharedOwnerIds());
       assertThat(capabilitiesOf(backend)).as("ability %d", i).containsExactly(expected.get(i));
@@ -60,7 +62,8 @@ class CapabilitiesTest {
             .withReleaseSignals()
             .withWaitQueue()
             .withSessions()
-            .withAdministration(List.of());
+            .withAdministration(List.of())
+            .withPermits();
     try (CoreLockClient client = backend.client()) {
       assertThat(client.capabilities()).containsExactlyInAnyOrder(BackendCapability.values());
       assertThatThrownBy(() -> client.capabilities().remove(BackendCapability.ADMINISTRATION))

@@ -9,6 +9,7 @@ import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
@@ -66,6 +67,7 @@ final class FakeBackend implements LockBackend {
   private @Nullable WaitQueue waitQueue;
   private @Nullable SessionBoundHolds sessionBoundHolds;
   private @Nullable LockAdministration administration;
+  private @Nullable PermitStore permits;
   private boolean sharesOwnerIds = true;
   private volatile @Nullable BackendEvents events;
 
@@ -116,6 +118,45 @@ final class FakeBackend implements LockBackend {
           @Override
           public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
             return CompletableFuture.completedFuture(Optional.empty());
+          }
+        };
+    return this;
+  }
+
+  /** Semaphores the capability tests see; a call of the store fails (nothing here uses it). */
+  FakeBackend withPermits() {
+    permits =
+        new PermitStore() {
+          private <T> CompletableFuture<T> unused() {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException("fake"));
+          }
+
+          @Override
+          public CompletableFuture<AcquireResult> tryAcquire(
+              String semaphore, int n, int count, LockOwner owner, Duration lease) {
+            return unused();
+          }
+
+          @Override
+          public CompletableFuture<ReleaseResult> release(
+              String semaphore, LockOwner owner, long fencingToken) {
+            return unused();
+          }
+
+          @Override
+          public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+            return unused();
+          }
+
+          @Override
+          public CompletableFuture<List<io.dlock.PermitInfo>> holders(String semaphore) {
+            return unused();
+          }
+
+          @Override
+          public CompletableFuture<Optional<io.dlock.PermitInfo>> forceRelease(
+              String semaphore, long fencingToken) {
+            return unused();
           }
         };
     return this;
@@ -201,6 +242,11 @@ final class FakeBackend implements LockBackend {
   @Override
   public Optional<SessionBoundHolds> sessionBoundHolds() {
     return Optional.ofNullable(sessionBoundHolds);
+  }
+
+  @Override
+  public Optional<PermitStore> permits() {
+    return Optional.ofNullable(permits);
   }
 
   @Override

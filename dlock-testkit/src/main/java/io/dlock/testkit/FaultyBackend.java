@@ -1,11 +1,13 @@
 package io.dlock.testkit;
 
 import io.dlock.BackendUnavailableException;
+import io.dlock.PermitInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.SessionBoundHolds;
@@ -136,5 +138,68 @@ public class FaultyBackend extends ForwardingLockBackend {
   @Override
   public CompletableFuture<Void> abandon(String lockName, LockOwner owner) {
     return unlessCut(() -> super.abandon(lockName, owner));
+  }
+
+  /** The delegate's semaphores, cut with the locks. */
+  @Override
+  public Optional<PermitStore> permits() {
+    return super.permits().map(CutPermits::new);
+  }
+
+  /** A permit store whose calls fail while the backend is cut. */
+  private final class CutPermits implements PermitStore {
+    private final PermitStore store;
+
+    CutPermits(PermitStore store) {
+      this.store = store;
+    }
+
+    @Override
+    public CompletableFuture<AcquireResult> tryAcquire(
+        String semaphore, int permits, int count, LockOwner owner, Duration lease) {
+      acquireCalls.incrementAndGet();
+      return unlessCut(() -> store.tryAcquire(semaphore, permits, count, owner, lease));
+    }
+
+    @Override
+    public CompletableFuture<ReleaseResult> release(
+        String semaphore, LockOwner owner, long fencingToken) {
+      releaseCalls.incrementAndGet();
+      return unlessCut(() -> store.release(semaphore, owner, fencingToken));
+    }
+
+    @Override
+    public CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
+      renewCalls.incrementAndGet();
+      return unlessCut(() -> store.renew(leases));
+    }
+
+    @Override
+    public @Nullable CompletableFuture<Void> watchReleases(
+        String semaphore, ReleaseListener listener) {
+      CompletableFuture<Void> watching = store.watchReleases(semaphore, listener);
+      return watching == null ? null : unlessCut(() -> watching);
+    }
+
+    @Override
+    public void unwatchReleases(String semaphore) {
+      store.unwatchReleases(semaphore);
+    }
+
+    @Override
+    public CompletableFuture<Void> abandon(String semaphore, LockOwner owner) {
+      return unlessCut(() -> store.abandon(semaphore, owner));
+    }
+
+    @Override
+    public CompletableFuture<List<PermitInfo>> holders(String semaphore) {
+      return unlessCut(() -> store.holders(semaphore));
+    }
+
+    @Override
+    public CompletableFuture<Optional<PermitInfo>> forceRelease(
+        String semaphore, long fencingToken) {
+      return unlessCut(() -> store.forceRelease(semaphore, fencingToken));
+    }
   }
 }

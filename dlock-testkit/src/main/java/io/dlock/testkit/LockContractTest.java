@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Timeout;
  * MutualExclusionContract}, {@link ReentrancyContract}, {@link WaitingContract}, {@link
  * CancellationContract}, {@link LeaseContract}, {@link LeaseLossContract}, {@link
  * LeaseExtensionContract}, {@link BackendFailureContract}, {@link InputContract}, {@link
- * InspectionContract}, {@link LockViewContract}, {@link ElectionContract}), whose default
- * {@code @Test} methods JUnit runs as this class's own.
+ * InspectionContract}, {@link LockViewContract}, {@link ElectionContract}, {@link
+ * SemaphoreContract}), whose default {@code @Test} methods JUnit runs as this class's own.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class LockContractTest extends LockContractFixture
@@ -31,7 +31,8 @@ public abstract class LockContractTest extends LockContractFixture
         InputContract,
         InspectionContract,
         LockViewContract,
-        ElectionContract {
+        ElectionContract,
+        SemaphoreContract {
 
   /** Helper for backends' own tests: the lease of a lock held by {@code client}, if any. */
   protected static @Nullable Lease tryOnce(LockClient client, String name) {
