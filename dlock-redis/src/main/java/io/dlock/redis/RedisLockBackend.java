@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -179,7 +180,10 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
                     () -> undoAcquire(lockName, owner, request));
               }
             })
-        .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
+        .thenCompose(
+            result ->
+                acknowledgedByReplicas(
+                    "'" + lockName + "'", result, token -> release(lockName, owner, token)));
   }
 
   /**
@@ -246,8 +250,8 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    * With {@link RedisLockSettings#withReplicaAcknowledgement}, waits for the replicas to
    * acknowledge a grant; a grant they did not acknowledge in time is released and fails.
    */
-  private CompletableFuture<AcquireResult> acknowledgedByReplicas(
-      String lockName, LockOwner owner, AcquireResult result) {
+  CompletableFuture<AcquireResult> acknowledgedByReplicas(
+      String what, AcquireResult result, LongFunction<CompletableFuture<?>> release) {
     int replicas = settings.replicasToAcknowledge();
     if (replicas == 0 || !(result instanceof AcquireResult.Granted)) {
       return CompletableFuture.completedFuture(result);
@@ -261,7 +265,8 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
               if (acked >= replicas) {
                 return CompletableFuture.completedFuture(result);
               }
-              return release(lockName, owner, ((AcquireResult.Granted) result).fencingToken())
+              return release
+                  .apply(((AcquireResult.Granted) result).fencingToken())
                   .handle(
                       (released, error) -> {
                         throw new CompletionException(
@@ -270,9 +275,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
                                     + Math.max(acked, 0)
                                     + " of "
                                     + replicas
-                                    + " replica(s) acknowledged the grant of '"
-                                    + lockName
-                                    + "' within "
+                                    + " replica(s) acknowledged the grant of "
+                                    + what
+                                    + " within "
                                     + settings.replicaTimeout()
                                     + "; it was released"));
                       });

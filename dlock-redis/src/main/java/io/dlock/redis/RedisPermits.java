@@ -168,7 +168,13 @@ final class RedisPermits implements PermitStore {
                     backend::isClosed,
                     () -> undoAcquire(semaphore, owner, request));
               }
-            });
+            })
+        .thenCompose(
+            result ->
+                backend.acknowledgedByReplicas(
+                    "permits of '" + semaphore + "'",
+                    result,
+                    token -> release(semaphore, owner, token)));
   }
 
   /** Takes back the grant of {@code owner} if acquire request {@code request} touched it last. */
