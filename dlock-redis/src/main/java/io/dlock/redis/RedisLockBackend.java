@@ -159,7 +159,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   /** Leased semaphores: {@link RedisPermits}. */
   @Override
   public Optional<PermitStore> permits() {
-    return Optional.of(permits.preloaded());
+    return Optional.of(permits);
   }
 
   @Override

@@ -101,14 +101,15 @@ final class RedisPermits implements PermitStore {
   }
 
   /**
-   * Sends the scripts to the server's cache, once: when a client takes this store, not for every
-   * backend (Redlock's masters never use it).
+   * Sends the scripts to the server's cache, once, before the first acquisition: a client that
+   * never uses a semaphore (and Redlock's masters) pays nothing for them at start, which on Cluster
+   * means a load on every node. The acquisition then finds its script (it follows on the
+   * connection), and the scripts called after it find theirs.
    */
-  RedisPermits preloaded() {
-    if (preloaded.compareAndSet(false, true)) {
+  private void preloadOnce() {
+    if (!preloaded.get() && preloaded.compareAndSet(false, true)) {
       scripts.forEach(script -> script.preload(commands));
     }
-    return this;
   }
 
   private String leases(String semaphore) {
@@ -122,6 +123,7 @@ final class RedisPermits implements PermitStore {
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
       String semaphore, int permits, int count, LockOwner owner, Duration lease) {
+    preloadOnce();
     String request = RequestIds.next();
     long sent = backend.clock().nanoTime();
     CompletableFuture<List<Object>> call =
