@@ -1,12 +1,5 @@
 package io.dlock.redis;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import io.dlock.BackendCapability;
-import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.spi.LockBackend;
 import io.dlock.testkit.LockContractTest;
 import io.dlock.testkit.ServerControl;
@@ -102,22 +95,6 @@ class RedlockLockContractTest {
   @Test
   void aSilentMastersTimedOutRenewalsAreCancelled() throws Exception {
     RedlockRenewalBatches.aSilentMastersTimedOutRenewalsAreCancelled(five);
-  }
-
-  /**
-   * Redlock offers no semaphores: a majority quorum cannot bound permits. With a bound of 2 on
-   * three masters, grants to A on masters {1,2}, B on {1,3} and C on {2,3} each win a majority and
-   * every master sees 2 held, yet 3 are.
-   */
-  @Test
-  void aRedlockClientHasNoSemaphores() {
-    try (LockClient client =
-        LockClients.create(
-            RedlockLockBackend.connect(settings(three)), LockClientOptions.defaults())) {
-      assertThat(client.capabilities()).doesNotContain(BackendCapability.SEMAPHORES);
-      assertThatThrownBy(() -> client.semaphore("jobs", 2))
-          .isInstanceOf(UnsupportedOperationException.class);
-    }
   }
 
   static List<RedisServerProcess> three;
