@@ -12,6 +12,7 @@ import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
@@ -27,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +54,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
   private final RedisScript undoAcquireScript;
   private final ScriptCalls calls;
   private final RedisRenewal renewal;
+  private final RedisPermits permits;
 
   /**
    * How long a script remembers a request it ran: Lettuce re-sends a command only while it waits
@@ -113,6 +116,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
             undoAcquireScript)) {
       script.preload(commands);
     }
+    this.permits =
+        new RedisPermits(
+            this, settings.keyPrefix(), commands, connections.cluster, requestMemoryMillis);
   }
 
   /**
@@ -150,6 +156,12 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     return Optional.of(this);
   }
 
+  /** Leased semaphores: {@link RedisPermits}. */
+  @Override
+  public Optional<PermitStore> permits() {
+    return Optional.of(permits);
+  }
+
   @Override
   public CompletableFuture<AcquireResult> tryAcquire(
       String lockName, LockOwner owner, Duration lease) {
@@ -168,7 +180,10 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
                     () -> undoAcquire(lockName, owner, request));
               }
             })
-        .thenCompose(result -> acknowledgedByReplicas(lockName, owner, result));
+        .thenCompose(
+            result ->
+                acknowledgedByReplicas(
+                    "'" + lockName + "'", result, token -> release(lockName, owner, token)));
   }
 
   /**
@@ -235,8 +250,8 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
    * With {@link RedisLockSettings#withReplicaAcknowledgement}, waits for the replicas to
    * acknowledge a grant; a grant they did not acknowledge in time is released and fails.
    */
-  private CompletableFuture<AcquireResult> acknowledgedByReplicas(
-      String lockName, LockOwner owner, AcquireResult result) {
+  CompletableFuture<AcquireResult> acknowledgedByReplicas(
+      String what, AcquireResult result, LongFunction<CompletableFuture<?>> release) {
     int replicas = settings.replicasToAcknowledge();
     if (replicas == 0 || !(result instanceof AcquireResult.Granted)) {
       return CompletableFuture.completedFuture(result);
@@ -250,7 +265,8 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
               if (acked >= replicas) {
                 return CompletableFuture.completedFuture(result);
               }
-              return release(lockName, owner, ((AcquireResult.Granted) result).fencingToken())
+              return release
+                  .apply(((AcquireResult.Granted) result).fencingToken())
                   .handle(
                       (released, error) -> {
                         throw new CompletionException(
@@ -259,9 +275,9 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
                                     + Math.max(acked, 0)
                                     + " of "
                                     + replicas
-                                    + " replica(s) acknowledged the grant of '"
-                                    + lockName
-                                    + "' within "
+                                    + " replica(s) acknowledged the grant of "
+                                    + what
+                                    + " within "
                                     + settings.replicaTimeout()
                                     + "; it was released"));
                       });
@@ -327,7 +343,16 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
 
   @Override
   public CompletableFuture<Void> watchReleases(String lockName, ReleaseListener onRelease) {
-    String channel = keys.releaseChannel(lockName);
+    return watchChannel(keys.releaseChannel(lockName), "releases of '" + lockName + "'", onRelease);
+  }
+
+  @Override
+  public void unwatchReleases(String lockName) {
+    unwatchChannel(keys.releaseChannel(lockName));
+  }
+
+  /** Subscribes to a release channel (a lock's or a semaphore's); {@code what} names it. */
+  CompletableFuture<Void> watchChannel(String channel, String what, ReleaseListener onRelease) {
     releaseListeners.put(channel, onRelease);
     return connections
         .signals
@@ -337,15 +362,13 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
         .handle(
             (ok, error) -> {
               if (error != null) {
-                throw unavailable("subscribe to releases of '" + lockName + "'", error);
+                throw unavailable("subscribe to " + what, error);
               }
               return null;
             });
   }
 
-  @Override
-  public void unwatchReleases(String lockName) {
-    String channel = keys.releaseChannel(lockName);
+  void unwatchChannel(String channel) {
     releaseListeners.remove(channel);
     connections.signals.async().unsubscribe(channel);
   }
@@ -395,6 +418,19 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     return connections.close(bound);
   }
 
+  ScriptCalls calls() {
+    return calls;
+  }
+
+  /** The client's clock, once started. */
+  MonotonicClock clock() {
+    return clock;
+  }
+
+  boolean isClosed() {
+    return closed.get();
+  }
+
   /** Script calls whose answer is still awaited (neither answered nor cancelled). */
   int callsInFlight() {
     return calls.inFlight();
@@ -414,7 +450,7 @@ public final class RedisLockBackend implements LockBackend, ReleaseSignals, Lock
     return Long.toString((lease.toNanos() + 999_999L) / 1_000_000L);
   }
 
-  private CompletionException unavailable(String operation, Throwable error) {
+  CompletionException unavailable(String operation, Throwable error) {
     Throwable cause = Failures.unwrap(error);
     if (cause instanceof RedisCommandExecutionException) {
       // The server answered with an error: a bug or a misconfiguration, not an outage; say which.

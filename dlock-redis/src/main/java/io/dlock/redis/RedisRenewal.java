@@ -13,8 +13,20 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
 
-/** The renewal of a batch of leases on one server (or Cluster), with {@code renew.lua}. */
+/**
+ * The renewal of a batch of leases on one server (or Cluster) with one script: {@code renew.lua}
+ * for locks, {@code permit-renew.lua} for permits ({@link RedisPermits}).
+ */
 final class RedisRenewal {
+  /** How a lease goes into a renewal script: its keys, all in one Cluster slot, and arguments. */
+  interface LeaseArguments {
+    /** A key of the lease, whose Cluster slot its renewal goes to. */
+    String slotKey(HeldLease lease);
+
+    /** Appends the lease's keys and arguments, in the script's order. */
+    void add(HeldLease lease, List<String> keys, List<String> args);
+  }
+
   /**
    * At most this many leases per renewal script: one script runs alone on its server, so an
    * unbounded batch would hold up every other client of it for as long as the batch takes.
@@ -22,7 +34,7 @@ final class RedisRenewal {
   static final int CHUNK = 50;
 
   private final ScriptCalls calls;
-  private final RedisKeys keys;
+  private final LeaseArguments arguments;
   private final RedisScript renewScript;
   private final boolean cluster;
   private final BiFunction<String, Throwable, CompletionException> unavailable;
@@ -33,8 +45,17 @@ final class RedisRenewal {
       RedisScript renewScript,
       boolean cluster,
       BiFunction<String, Throwable, CompletionException> unavailable) {
+    this(calls, lockArguments(keys), renewScript, cluster, unavailable);
+  }
+
+  RedisRenewal(
+      ScriptCalls calls,
+      LeaseArguments arguments,
+      RedisScript renewScript,
+      boolean cluster,
+      BiFunction<String, Throwable, CompletionException> unavailable) {
     this.calls = calls;
-    this.keys = keys;
+    this.arguments = arguments;
     this.renewScript = renewScript;
     this.cluster = cluster;
     this.unavailable = unavailable;
@@ -48,7 +69,7 @@ final class RedisRenewal {
   CompletableFuture<Set<HeldLease>> renew(List<HeldLease> leases) {
     Map<Integer, List<HeldLease>> bySlot = new HashMap<>();
     for (HeldLease lease : leases) {
-      int slot = cluster ? SlotHash.getSlot(keys.lock(lease.lockName())) : 0;
+      int slot = cluster ? SlotHash.getSlot(arguments.slotKey(lease)) : 0;
       bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(lease);
     }
     List<CompletableFuture<Set<HeldLease>>> pending = new ArrayList<>();
@@ -81,19 +102,34 @@ final class RedisRenewal {
     return Math.max(1, (leases + CHUNK - 1) / CHUNK);
   }
 
+  /** The arguments of {@code renew.lua}. */
+  private static LeaseArguments lockArguments(RedisKeys keys) {
+    return new LeaseArguments() {
+      @Override
+      public String slotKey(HeldLease lease) {
+        return keys.lock(lease.lockName());
+      }
+
+      @Override
+      public void add(HeldLease lease, List<String> lockKeys, List<String> args) {
+        lockKeys.add(keys.lock(lease.lockName()));
+        args.add(lease.owner().key());
+        args.add(Long.toString(lease.fencingToken()));
+        args.add(RedisLockBackend.leaseMillis(lease.lease()));
+        // An owner id's lease only grows here (renew.lua): other clients may hold the same id.
+        args.add(lease.owner().countsHolds() ? "1" : "0");
+      }
+    };
+  }
+
   private CompletableFuture<Set<HeldLease>> renewInOneCall(List<HeldLease> leases) {
-    String[] lockKeys = new String[leases.size()];
-    String[] args = new String[leases.size() * 4];
-    for (int i = 0; i < leases.size(); i++) {
-      HeldLease lease = leases.get(i);
-      lockKeys[i] = keys.lock(lease.lockName());
-      args[4 * i] = lease.owner().key();
-      args[4 * i + 1] = Long.toString(lease.fencingToken());
-      args[4 * i + 2] = RedisLockBackend.leaseMillis(lease.lease());
-      // An owner id's lease only grows here (renew.lua): other clients may hold the same id.
-      args[4 * i + 3] = lease.owner().countsHolds() ? "1" : "0";
+    List<String> keys = new ArrayList<>();
+    List<String> args = new ArrayList<>();
+    for (HeldLease lease : leases) {
+      arguments.add(lease, keys, args);
     }
-    CompletableFuture<List<Object>> call = calls.run(renewScript, lockKeys, args);
+    CompletableFuture<List<Object>> call =
+        calls.run(renewScript, keys.toArray(new String[0]), args.toArray(new String[0]));
     return ScriptCalls.cancelling(
         call,
         call.handle(

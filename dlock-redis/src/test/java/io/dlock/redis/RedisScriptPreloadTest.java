@@ -7,6 +7,7 @@ import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.HeldLease;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.testkit.server.RedisServerProcess;
 import io.lettuce.core.RedisClient;
@@ -24,7 +25,8 @@ import org.junit.jupiter.api.Test;
 class RedisScriptPreloadTest {
 
   @Test
-  void theFirstAcquireRenewAndReleaseOnAFreshServerMeetNoNoscript() throws Exception {
+  void theFirstAcquireRenewAndReleaseOfLocksAndPermitsOnAFreshServerMeetNoNoscript()
+      throws Exception {
     try (RedisServerProcess server = RedisServerProcess.start();
         RedisLockBackend backend = RedisLockBackend.connect(RedisLockSettings.of(server.uri()))) {
       backend.start(new BackendContext(MonotonicClock.SYSTEM, Duration.ofSeconds(5)));
@@ -41,12 +43,26 @@ class RedisScriptPreloadTest {
       assertThat(backend.release("first", owner, token).get(5, TimeUnit.SECONDS))
           .isEqualTo(ReleaseResult.RELEASED);
 
+      // Permit scripts load before the first acquisition of permits, not when the client starts.
+      PermitStore permits = backend.permits().orElseThrow();
+      AcquireResult permit =
+          permits.tryAcquire("first", 2, 1, owner, lease).get(5, TimeUnit.SECONDS);
+      assertThat(permit).isInstanceOf(AcquireResult.Granted.class);
+      long permitToken = ((AcquireResult.Granted) permit).fencingToken();
+      assertThat(
+              permits
+                  .renew(List.of(new HeldLease("first", owner, permitToken, lease)))
+                  .get(5, TimeUnit.SECONDS))
+          .isEmpty();
+      assertThat(permits.release("first", owner, permitToken).get(5, TimeUnit.SECONDS))
+          .isEqualTo(ReleaseResult.RELEASED);
+
       RedisClient raw = RedisClient.create(server.uri());
       try (StatefulRedisConnection<String, String> admin = raw.connect()) {
         assertThat(admin.sync().info("errorstats")).doesNotContain("NOSCRIPT");
         assertThat(admin.sync().info("commandstats"))
-            .contains("cmdstat_script|load:calls=6,")
-            .contains("cmdstat_evalsha:calls=3,");
+            .contains("cmdstat_script|load:calls=12,")
+            .contains("cmdstat_evalsha:calls=6,");
       } finally {
         raw.shutdown();
       }

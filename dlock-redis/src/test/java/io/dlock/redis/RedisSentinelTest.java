@@ -11,6 +11,7 @@ import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
+import io.dlock.Permit;
 import io.dlock.testkit.server.RedisServerProcess;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Redis behind Sentinel: a primary, a replica and three Sentinels, all real processes. The client
  * connects through the Sentinels and follows a failover; a lock that the promoted replica never
- * received is reported lost to its holder.
+ * received is reported lost to its holder. Permits wait for the replica as locks do.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class RedisSentinelTest {
@@ -79,23 +80,34 @@ class RedisSentinelTest {
     return client;
   }
 
+  /** Locks and permits in one test: the five processes take seconds to set up. */
   @Test
-  void locksWorkThroughSentinelAndWaitForTheReplicaWhenAsked() {
+  void locksAndPermitsWorkThroughSentinelAndWaitForTheReplicaWhenAsked() {
     LockClient acked =
         client(RedisLockSettings.of(uri()).withReplicaAcknowledgement(1, millis(1000)));
     LockClient other = client(RedisLockSettings.of(uri()));
     Lease lease = acked.lock(name).tryAcquire().orElseThrow();
+    Permit permit = acked.semaphore(name, 2).tryAcquire(2).orElseThrow();
     assertThat(other.lock(name).tryAcquire()).isEmpty();
+    assertThat(other.semaphore(name, 2).tryAcquire()).isEmpty();
     assertThat(replica.command("EXISTS", "dlock:{" + name + "}")).startsWith(":1");
+    assertThat(replica.command("EXISTS", "dlock:permits{" + name + "}")).startsWith(":1");
     lease.release();
+    permit.release();
 
     replica.pause(); // it cannot acknowledge now
     assertThatThrownBy(() -> acked.lock(name).tryAcquire())
         .isInstanceOf(BackendUnavailableException.class)
         .hasMessageContaining("replica");
+    assertThatThrownBy(() -> acked.semaphore(name, 2).tryAcquire(2))
+        .isInstanceOf(BackendUnavailableException.class)
+        .hasMessageContaining("replica");
     replica.resume();
     assertThat(other.lock(name).tryAcquire())
         .as("the unacknowledged grant was released")
+        .isPresent();
+    assertThat(other.semaphore(name, 2).tryAcquire(2))
+        .as("the unacknowledged permits were released")
         .isPresent();
   }
 

@@ -11,6 +11,7 @@ import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockOptions;
+import io.dlock.Permit;
 import io.dlock.testkit.net.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -79,6 +80,27 @@ class RedisUnansweredGrantTest {
     await()
         .atMost(millis(10_000))
         .untilAsserted(() -> assertThat(direct.lock(name).tryAcquire()).isPresent());
+  }
+
+  /** As {@link #aGrantAnsweredAfterTheCommandTimeoutIsTakenBack}, for permits. */
+  @Test
+  void aPermitGrantAnsweredAfterTheCommandTimeoutIsTakenBack() {
+    LockOptions day = LockOptions.defaults().withFixedLease(Duration.ofDays(1));
+    Permit first = slow.semaphore(name, 1, day).tryAcquire().orElseThrow();
+    String next = "\r\n" + (first.fencingToken() + 1) + "\r\n";
+    assertThat(first.release()).isTrue();
+    slowPath.delay(millis(600).toMillis());
+    assertThatThrownBy(() -> slow.semaphore(name, 1, day).tryAcquire())
+        .isInstanceOf(BackendUnavailableException.class);
+    RedisKeys keys = new RedisKeys(RedisLockSettings.DEFAULT_KEY_PREFIX + "permits");
+    await()
+        .atMost(millis(10_000))
+        .until(
+            () ->
+                RedisTestServers.embedded().command("GET", keys.fenceCounter(name)).endsWith(next));
+    await()
+        .atMost(millis(10_000))
+        .untilAsserted(() -> assertThat(direct.semaphore(name, 1).tryAcquire()).isPresent());
   }
 
   /**
