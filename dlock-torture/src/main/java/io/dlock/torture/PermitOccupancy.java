@@ -10,6 +10,9 @@ import java.util.List;
  * of the holds other than {@code h} live at {@code t}, with {@code h}'s, exceed the bound, the
  * server no longer counted {@code h} at {@code t}: its permits were back. The semaphore criteria
  * read a permit's end on the server this way, whatever ended it (expiry, a forced release).
+ *
+ * <p>Holds a pause past the lease or a forced release ended behind their holders' backs ({@link
+ * Hold#paused}) are left out of the count: the history shows them held, the server may not.
  */
 final class PermitOccupancy {
   private final List<Hold> holds;
@@ -28,14 +31,17 @@ final class PermitOccupancy {
     return bound;
   }
 
-  /** The permits of the holds live at {@code t}, but {@code except}'s (which may be null). */
+  /**
+   * The permits of the holds live at {@code t}, but {@code except}'s (which may be null) and those
+   * of holds that may have ended behind their holders' backs.
+   */
   int heldAt(long t, Hold except) {
     int held = 0;
     for (Hold h : holds) {
       if (h.start > t) {
         break;
       }
-      if (h != except && h.contains(t)) {
+      if (h != except && !h.paused && h.contains(t)) {
         held += h.count;
       }
     }
