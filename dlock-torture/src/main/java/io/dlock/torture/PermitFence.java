@@ -22,8 +22,10 @@ import java.util.function.Function;
  *   <li>a token once listed and later not is revoked for good: a permit that ended never comes
  *       back, so a backend that forgot its grants (a restart without persistence) and lists the
  *       token again for another grant does not revive it;
- *   <li>a token belongs to the first worker that entered with it: another worker with the same
- *       token holds a second grant of one token, which no backend may give, and is refused.
+ *   <li>a token seen from a second worker was given to two grants, which no backend may do: it is
+ *       revoked for good, for both (the fence cannot tell which grant is the live one, so it
+ *       refuses both and fails safe; found by the semaphore's negative control, where the first
+ *       holder's write went through after a restart without persistence gave its token again).
  * </ul>
  *
  * A backend that cannot be asked refuses the operation (the fence fails closed). Checks run one at
@@ -53,8 +55,8 @@ final class PermitFence {
 
   /**
    * Whether {@code worker} may read or write {@code semaphore}'s register with {@code token}:
-   * {@link #OK}, or {@code revoked}, {@code unlisted}, {@code reissued} or {@code unavailable}.
-   * Asks the backend: call it outside the register's lock.
+   * {@link #OK}, or {@code revoked}, {@code unlisted}, {@code reissued} (then revoked) or {@code
+   * unavailable}. Asks the backend: call it outside the register's lock.
    */
   String check(String worker, String semaphore, long token) {
     checking.lock();
@@ -89,6 +91,10 @@ final class PermitFence {
     }
     seen.add(token);
     String first = workerOf.putIfAbsent(semaphore + "|" + token, worker);
-    return first == null || first.equals(worker) ? OK : "reissued";
+    if (first != null && !first.equals(worker)) {
+      gone.add(token);
+      return "reissued";
+    }
+    return OK;
   }
 }
