@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * What the workers of a lock run do. The history they write has one shape either way (a hold is a
- * grant, or a term), so that the same criteria judge both; only the words of the report differ.
+ * What the workers of a lock run do. The history they write has one shape whatever they do (a hold
+ * is a grant, a term, or a grant of permits), so that the same criteria judge them all where they
+ * hold (a semaphore's own replace those that assume one holder at a time, see {@link Checker}); the
+ * words of the report differ.
  */
 enum Workload {
   /**
