@@ -325,21 +325,6 @@ class TortureIT {
         .anyMatch(e -> e.kind() == Event.Kind.FWRITE && e.detail().contains(" ok "));
   }
 
-  /**
-   * The semaphore's negative control: Redis without persistence forgets its permits and their token
-   * counter on a restart, so holders that never learned of it hold on while the permits are granted
-   * again, and tokens start over. The checker must see it.
-   */
-  @Test
-  void aSemaphoreRestartedWithoutPersistence_isCaught() throws Exception {
-    List<RunResult> results =
-        run(List.of("redis-volatile"), Workload.SEMAPHORE, List.of(Scenario.RESTART));
-    write("redis-volatile-semaphore", results);
-    RunResult restart = results.get(0);
-    assertThat(restart.passed()).as(restart.tableRow()).isFalse();
-    assertThat(restart.overlaps() + restart.tokenViolations()).isPositive();
-  }
-
   /** Where the semaphore workload runs in verify. */
   private static final String SEMAPHORE_TARGET = "redis";
 
