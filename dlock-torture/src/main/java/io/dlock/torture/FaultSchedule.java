@@ -2,6 +2,7 @@ package io.dlock.torture;
 
 import io.dlock.LockException;
 import io.dlock.LockInfo;
+import io.dlock.PermitInfo;
 import io.dlock.testkit.net.TcpProxy;
 import java.time.Duration;
 import java.util.Map;
@@ -159,15 +160,20 @@ final class FaultSchedule {
     }
     WorkerProcess w = workers.get(victim.get().getKey());
     String lock = victim.get().getValue();
-    Optional<LockInfo> was;
+    long token;
     try {
-      was = probe.forceRelease(lock);
+      if (settings.workload() == Workload.SEMAPHORE) {
+        // The victim's permit, by the token it entered with: the others' stand.
+        long entered = registers.enteredWith(w.id());
+        token = probe.forceReleasePermit(lock, entered).map(PermitInfo::fencingToken).orElse(0L);
+      } else {
+        token = probe.forceRelease(lock).map(LockInfo::fencingToken).orElse(0L);
+      }
     } catch (LockException e) {
       faults.append(Event.Kind.FORCE_RELEASE, lock, 0, w.id() + " failed " + e);
       return;
     }
-    faults.injected(
-        Event.Kind.FORCE_RELEASE, lock, was.map(LockInfo::fencingToken).orElse(0L), w.id());
+    faults.injected(Event.Kind.FORCE_RELEASE, lock, token, w.id());
     // At once, a grant to the victim's owner id through another client, held for a lease: the
     // victim's late release (or renewal) of its deleted grant must not reach this one, else
     // another owner is granted the lock while the probe holds it. In an election the candidates
@@ -206,7 +212,8 @@ final class FaultSchedule {
   /**
    * The probe contends for a faulted holder's lock, so that someone waits when it frees; not in an
    * election, whose other candidates compete all the time (a probe holding the election's lock
-   * would be a leader nobody elected).
+   * would be a leader nobody elected), nor for a semaphore, whose workers all take its permits all
+   * the time.
    */
   private void contend(String lock) {
     if (settings.workload() == Workload.LOCK) {
@@ -227,7 +234,8 @@ final class FaultSchedule {
    * election, first for a leader at work (the new one, after a fault on the last; the criteria
    * judge how soon, this wait only keeps the calm after it), then a calm in which its term ends and
    * the next begins, without a fault: the longest term and a renewal interval, if longer than a
-   * lease.
+   * lease. For a semaphore, the next-grant bound if longer than a lease: the history then reaches
+   * past the time by which the victim's permits must be back ({@link PermitReturnCriterion}).
    */
   private void afterFault() throws InterruptedException {
     probe.awaitContenders();
@@ -237,6 +245,10 @@ final class FaultSchedule {
           workers.ids(), target.nextGrantBound(settings.lease()).plus(settings.lease()));
       Duration handOff = Duration.ofMillis(settings.longestTermMillis()).plus(settings.renewal());
       calm = handOff.compareTo(calm) > 0 ? handOff : calm;
+    }
+    if (settings.workload() == Workload.SEMAPHORE) {
+      Duration bound = target.nextGrantBound(settings.lease());
+      calm = bound.compareTo(calm) > 0 ? bound : calm;
     }
     calm(calm);
   }

@@ -10,6 +10,10 @@ package io.dlock.torture;
  * {@code elected} to the first of {@code revoked}, its lease found invalid, its leader starting to
  * resign or to close its client, or its leader's death. A leader that is told {@code uncertain}
  * pauses its work but still holds: the term stands until it is revoked.
+ *
+ * <p>In a semaphore run a hold is a grant of {@link #count} permits of the semaphore, from {@code
+ * acquire} returning to the first of its release, its loss signal, its lease found invalid, or its
+ * holder's death; several may stand at once, up to the bound.
  */
 final class Hold {
   final String source;
@@ -24,6 +28,7 @@ final class Hold {
   long releasedAt = Long.MAX_VALUE;
   String releaseResult;
   boolean paused; // or its grant was deleted behind its back (a forced release)
+  int count = 1; // a permit grant's count of permits (a lock's grant is one)
 
   Hold(String source, String lock, long token, long start, String owner) {
     this.source = source;

@@ -6,20 +6,24 @@ import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
 import io.dlock.LockInfo;
 import io.dlock.LockOptions;
+import io.dlock.PermitInfo;
 import io.dlock.testkit.net.TcpProxy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The coordinator's own client, never faulted, which writes its calls to {@code probe.history}: it
- * contends for a faulted holder's lock ({@link #contend}), deletes locks for the forced-release
- * fault, and holds the lock the waiter of the waiter-partition fault waits for.
+ * contends for a faulted holder's lock ({@link #contend}), deletes locks (and permits) for the
+ * forced-release fault, holds the lock the waiter of the waiter-partition fault waits for, and in a
+ * semaphore run answers the fenced register's question which permits live ({@link PermitFence}).
  *
  * <p>Closing it closes its client; its proxies are closed apart ({@link #closeProxies}), once the
  * workers are stopped.
@@ -130,6 +134,18 @@ final class Probe implements AutoCloseable {
   /** Deletes {@code lock} on the server whoever holds it, as an administrator breaks a lock. */
   Optional<LockInfo> forceRelease(String lock) {
     return client.forceRelease(lock);
+  }
+
+  /** The tokens of the grants of {@code semaphore}'s permits the backend lists now. */
+  Set<Long> permitTokens(String semaphore) {
+    return client.semaphore(semaphore, settings.permits()).holders().stream()
+        .map(PermitInfo::fencingToken)
+        .collect(Collectors.toSet());
+  }
+
+  /** Deletes the grant of {@code semaphore}'s permits with {@code token}, whoever holds it. */
+  Optional<PermitInfo> forceReleasePermit(String semaphore, long token) {
+    return client.semaphore(semaphore, settings.permits()).forceRelease(token);
   }
 
   private EventLog log() {

@@ -36,6 +36,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * meanwhile is recorded as {@code shared}, neither a lost update nor a stale write. Writes of any
  * other grant in between still make it one.
  *
+ * <p>In a semaphore run the fenced register is fenced by a {@link PermitFence} instead: several
+ * permits are valid at once, so it admits a read or write whose token the backend lists as a live
+ * grant and was never revoked, counts each accepted write, and judges nothing of the value read
+ * (permits work side by side: a value that moved since a read is no sign of a stale write there).
+ * {@link PermitFenceCriterion} judges its accepted writes against the history.
+ *
  * <p>Every operation is recorded in the history with the time it was served.
  */
 final class RegisterServer implements AutoCloseable {
@@ -49,7 +55,9 @@ final class RegisterServer implements AutoCloseable {
   private final Map<String, Integer> readAt = new HashMap<>(); // U|F worker name -> writes seen
   private Map.Entry<String, String> lastEntry; // the last worker to enter, and its lock
   private final Map<String, String> closing = new HashMap<>(); // worker -> the lock it holds
+  private final Map<String, Long> enteredWith = new HashMap<>(); // worker -> its last entry's token
   private long entries;
+  private PermitFence permitFence; // a semaphore run's fence, or null
   private final Thread acceptor;
   private volatile boolean closed;
 
@@ -63,6 +71,26 @@ final class RegisterServer implements AutoCloseable {
     this.acceptor = new Thread(this::acceptLoop, "register-acceptor");
     acceptor.setDaemon(true);
     acceptor.start();
+  }
+
+  /** A semaphore run: the fenced register checks permits with {@code fence} from now on. */
+  void fencePermits(PermitFence fence) {
+    lock.lock();
+    try {
+      this.permitFence = fence;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The token {@code worker} last entered its critical section with, or 0 if it never did. */
+  long enteredWith(String worker) {
+    lock.lock();
+    try {
+      return enteredWith.getOrDefault(worker, 0L);
+    } finally {
+      lock.unlock();
+    }
   }
 
   int port() {
@@ -167,6 +195,17 @@ final class RegisterServer implements AutoCloseable {
     String op = request[0];
     String worker = request[1];
     String name = request[2];
+    PermitFence fence;
+    lock.lock();
+    try {
+      fence = permitFence;
+    } finally {
+      lock.unlock();
+    }
+    if (fence != null && (op.equals("FREAD") || op.equals("FWRITE"))) {
+      // Asks the backend: outside the register's lock, which other workers' operations need.
+      return permitOperation(op, worker, name, Long.parseLong(request[3]), fence);
+    }
     lock.lock();
     try {
       switch (op) {
@@ -199,9 +238,7 @@ final class RegisterServer implements AutoCloseable {
           }
           cell[1] = token;
           read("F", worker, name);
-          lastEntry = Map.entry(worker, name);
-          entries++;
-          entered.signalAll();
+          entered(worker, name, token);
           history.append(Event.Kind.FREAD, name, token, worker + " ok " + cell[0]);
           return "ok " + cell[0];
         }
@@ -229,6 +266,38 @@ final class RegisterServer implements AutoCloseable {
         }
         default -> throw new IllegalArgumentException("unknown register operation " + op);
       }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A worker entered its critical section: a fault aimed at the next one may take it. */
+  private void entered(String worker, String name, long token) {
+    lastEntry = Map.entry(worker, name);
+    enteredWith.put(worker, token);
+    entries++;
+    entered.signalAll();
+  }
+
+  /** A read or write of a semaphore run's fenced register, admitted by {@code fence}. */
+  private String permitOperation(
+      String op, String worker, String name, long token, PermitFence fence) {
+    String verdict = fence.check(worker, name, token);
+    Event.Kind kind = op.equals("FREAD") ? Event.Kind.FREAD : Event.Kind.FWRITE;
+    lock.lock();
+    try {
+      long[] cell = fenced.computeIfAbsent(name, k -> new long[2]);
+      if (!verdict.equals(PermitFence.OK)) {
+        history.append(kind, name, token, worker + " rejected " + verdict);
+        return "rejected";
+      }
+      if (kind == Event.Kind.FREAD) {
+        entered(worker, name, token);
+      } else {
+        cell[0]++;
+      }
+      history.append(kind, name, token, worker + " ok " + cell[0]);
+      return kind == Event.Kind.FREAD ? "ok " + cell[0] : "ok";
     } finally {
       lock.unlock();
     }

@@ -95,6 +95,7 @@ final class RunHistory {
                   : null;
           Hold h = new Hold(e.source(), e.lock(), e.token(), grantedAt(e, asyncGranted), owner);
           h.number = holdNumber(e.detail());
+          h.count = PermitWorker.count(e.detail());
           h.acquiringAt = acquiring.getOrDefault(e.source() + "|" + e.lock(), e.nanos());
           holds.add(h);
           open.put(key, h);

@@ -70,8 +70,8 @@ record RunSettings(
     if (lease.compareTo(Duration.ofMillis(500)) < 0 || lease.compareTo(Duration.ofMinutes(1)) > 0) {
       throw new IllegalArgumentException("lease must be 500 ms..1 min, got " + lease);
     }
-    if (workload == Workload.ELECTION && sharedOwnerIds) {
-      throw new IllegalArgumentException("an election takes no owner id");
+    if (workload != Workload.LOCK && sharedOwnerIds) {
+      throw new IllegalArgumentException("an " + workload.id() + " takes no owner id");
     }
     if (duration.compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("duration must be at least 1 s, got " + duration);
@@ -122,5 +122,25 @@ record RunSettings(
   /** The longest term a leader may plan in this run's scenario. */
   long longestTermMillis() {
     return scenario == Scenario.PARTITION ? longHoldMillis() : termMaxMillis();
+  }
+
+  /**
+   * The semaphore's bound in a semaphore run: two with up to five workers, three with more, so that
+   * someone always waits (a worker asks for two permits now and then).
+   */
+  int permits() {
+    return workers <= 5 ? 2 : 3;
+  }
+
+  /**
+   * A permit is held between these: 0.1 to 1 s with a 2 s lease, long next to a lock's critical
+   * section, so that permits overlap each other and outlive a renewal now and then.
+   */
+  long permitHoldMinMillis() {
+    return Math.max(1, lease.toMillis() / 20);
+  }
+
+  long permitHoldMaxMillis() {
+    return Math.max(2, lease.toMillis() / 2);
   }
 }

@@ -76,10 +76,13 @@ public final class Torture implements Callable<Integer> {
       description =
           "What the workers do, comma-separated: lock (contend for --locks locks; the default),"
               + " election (stand as candidates in one election; the leader writes the registers"
-              + " with its epoch). Each target runs each workload that applies to it (an election"
-              + " takes no owner id: not on *-owner-id, idempotency or the lock workload's negative"
-              + " controls); an election runs the target's scenarios but waiter-partition, and"
-              + " force-release on every target with the classic faults.")
+              + " with its epoch), semaphore (take permits of one semaphore of 2 or 3, one or two"
+              + " at a time, writing the register with the permit's token). Each target runs each"
+              + " workload that applies to it (an election and a permit take no owner id: not on"
+              + " *-owner-id, idempotency or the lock workload's negative controls; a semaphore"
+              + " only where the backend has semaphores); an election runs the target's scenarios"
+              + " but waiter-partition, a semaphore also but client-close, and both force-release"
+              + " on every target with the classic faults.")
   List<String> workloads;
 
   @Option(

@@ -12,9 +12,10 @@ import java.util.concurrent.Executors;
 
 /**
  * One run, from start to verdict: starts the register server, the probe and the worker processes
- * (lock workers, or the candidates of one election), lets the {@link FaultSchedule} inject the
- * scenario's fault over and over, ends the workers, and hands the histories to the {@link Checker}.
- * The backend's servers are the caller's, shared by the runs of a backend.
+ * (lock workers, the candidates of one election, or the permit takers of one semaphore), lets the
+ * {@link FaultSchedule} inject the scenario's fault over and over, ends the workers, and hands the
+ * histories to the {@link Checker}. The backend's servers are the caller's, shared by the runs of a
+ * backend.
  */
 final class TortureRun {
   private static final long[] CLOCK_OFFSETS_HOURS = {7, -5, 3, -1, 6, -4, 2, -2};
@@ -60,6 +61,9 @@ final class TortureRun {
     if (settings.workload() == Workload.ELECTION) {
       // One election, whatever --locks says: its lock is the only one the candidates take.
       lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-election");
+    } else if (settings.workload() == Workload.SEMAPHORE) {
+      // One semaphore likewise: every worker takes its permits.
+      lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-semaphore");
     } else {
       for (int i = 0; i < settings.locks(); i++) {
         lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-" + i);
@@ -75,6 +79,9 @@ final class TortureRun {
     Scenario scenario = settings.scenario();
     try (probe) {
       probe.connect();
+      if (settings.workload() == Workload.SEMAPHORE) {
+        registers.fencePermits(new PermitFence(probe::permitTokens));
+      }
       for (int i = 0; i < settings.workers(); i++) {
         workers.spawn(
             scenario == Scenario.CLOCK_OFFSET ? CLOCK_OFFSETS_HOURS[i % 8] * 3_600_000 : 0);

@@ -79,14 +79,27 @@ final class WorkerPool {
     Map<String, String> args = new LinkedHashMap<>();
     args.put("id", id);
     args.put("uri", target.uri(proxies.stream().map(TcpProxy::port).toList()));
-    // A candidate stands in the one election named (WorkerPool's caller names one).
+    // A candidate stands in the one election named, a permit worker takes permits of the one
+    // semaphore named (WorkerPool's caller names one).
     args.put(
-        settings.workload() == Workload.ELECTION ? "election" : "locks",
+        switch (settings.workload()) {
+          case ELECTION -> "election";
+          case SEMAPHORE -> "semaphore";
+          case LOCK -> "locks";
+        },
         String.join(",", lockNames));
     args.put("lease-ms", Long.toString(settings.lease().toMillis()));
     args.put("wait-ms", Long.toString(settings.workerWait().toMillis()));
-    args.put("hold-min-ms", Long.toString(settings.holdMinMillis()));
-    args.put("hold-max-ms", Long.toString(settings.holdMaxMillis()));
+    boolean permits = settings.workload() == Workload.SEMAPHORE;
+    args.put(
+        "hold-min-ms",
+        Long.toString(permits ? settings.permitHoldMinMillis() : settings.holdMinMillis()));
+    args.put(
+        "hold-max-ms",
+        Long.toString(permits ? settings.permitHoldMaxMillis() : settings.holdMaxMillis()));
+    if (permits) {
+      args.put("permits", Integer.toString(settings.permits()));
+    }
     if (settings.workload() == Workload.ELECTION) {
       args.put("term-min-ms", Long.toString(settings.termMinMillis()));
       args.put("term-max-ms", Long.toString(settings.termMaxMillis()));

@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * What the workers of a lock run do. The history they write has one shape either way (a hold is a
- * grant, or a term), so that the same criteria judge both; only the words of the report differ.
+ * What the workers of a lock run do. The history they write has one shape whatever they do (a hold
+ * is a grant, a term, or a grant of permits), so that the same criteria judge them all where they
+ * hold (a semaphore's own replace those that assume one holder at a time, see {@link Checker}); the
+ * words of the report differ.
  */
 enum Workload {
   /**
@@ -17,7 +19,14 @@ enum Workload {
    * Workers are candidates in one election; the leader works on the registers with its term's epoch
    * until it resigns or its term is revoked, then competes again ({@link CandidateWorker}).
    */
-  ELECTION(CandidateWorker.class.getName(), "term", "epoch", "new leader");
+  ELECTION(CandidateWorker.class.getName(), "term", "epoch", "new leader"),
+  /**
+   * Workers take permits of one semaphore of {@link RunSettings#permits()} permits (mostly one at a
+   * time, sometimes two), work on the registers with the permit's token while they hold it, and
+   * release ({@link PermitWorker}). A permit is a hold of the semaphore; up to its bound may be
+   * held at once.
+   */
+  SEMAPHORE(PermitWorker.class.getName(), "permit", "token", "permit back");
 
   private final String mainClass;
   private final String hold;
@@ -61,27 +70,32 @@ enum Workload {
         return w;
       }
     }
-    throw new IllegalArgumentException("workload must be lock or election, got '" + id + "'");
+    throw new IllegalArgumentException(
+        "workload must be lock, election or semaphore, got '" + id + "'");
   }
 
   /**
    * Why this workload does not run on {@code target}, or null if it does. An election takes no
-   * owner id (candidates sharing one would lead together), and the lock workload's own negative
-   * controls misbehave in lock calls an election does not make ({@code redis-volatile}, a backend
-   * that breaks its own assumption, is every workload's negative control).
+   * owner id (candidates sharing one would lead together), nor does a permit (never shared); the
+   * lock workload's own negative controls misbehave in lock calls the others do not make ({@code
+   * redis-volatile}, a backend that breaks its own assumption, is every workload's negative
+   * control); and a semaphore needs a backend with semaphores (its client asked once).
    */
   String unsupportedOn(Target target) {
     if (this == LOCK) {
       return null;
     }
     if (target.ledger()) {
-      return "an idempotency store has no election";
+      return "an idempotency store has no " + id();
     }
     if (target.sharedOwnerIds()) {
-      return "an election takes no owner id";
+      return this == ELECTION ? "an election takes no owner id" : "a permit is never shared";
     }
     if (target instanceof ControlTarget) {
       return "a negative control of the lock workload (its workers misbehave in lock calls)";
+    }
+    if (this == SEMAPHORE) {
+      return PermitWorker.unsupportedOn(target);
     }
     return null;
   }
@@ -92,24 +106,24 @@ enum Workload {
       return true;
     }
     return switch (scenario) {
-        // A client of the coordinator's waits for a lock of its own: no candidate is involved.
+        // A client of the coordinator's waits for a lock of its own: no candidate is involved. A
+        // permit worker's client closed under its permit is not built yet (docs/safety.md).
       case WAITER_PARTITION, DROPPED_REPLIES -> false;
+      case CLIENT_CLOSE -> this == ELECTION;
       default -> true;
     };
   }
 
   /**
    * The scenarios a soak runs for this workload on {@code target} when none are named: the target's
-   * own that apply, and for an election on a target with the classic faults, a term deleted under
-   * its leader (force-release: the lock workload runs it with shared owner ids only, an election
-   * needs none).
+   * own that apply, and for an election or a semaphore on a target with the classic faults, a term
+   * or permit deleted under its holder (force-release: the lock workload runs it with shared owner
+   * ids only, these need none).
    */
   List<Scenario> defaultScenarios(Target target) {
     List<Scenario> mine =
         new ArrayList<>(target.defaultScenarios().stream().filter(this::applies).toList());
-    if (this == ELECTION
-        && mine.contains(Scenario.KILL)
-        && !mine.contains(Scenario.FORCE_RELEASE)) {
+    if (this != LOCK && mine.contains(Scenario.KILL) && !mine.contains(Scenario.FORCE_RELEASE)) {
       mine.add(Scenario.FORCE_RELEASE);
     }
     return mine;

@@ -300,6 +300,34 @@ class TortureIT {
         .anyMatch(e -> e.kind() == Event.Kind.REVOKED && e.detail().contains(" RESIGNED "));
   }
 
+  /**
+   * The semaphore workload (docs/safety.md, "Leased semaphores under faults"): four workers take
+   * permits of one semaphore of 2 on {@value #SEMAPHORE_TARGET}, one or two at a time, a holder
+   * killed as it works. Never more than 2 held, no write through an ended permit accepted by the
+   * fenced register, the killed holder's permits back within the lease and the tolerance, every
+   * loss told once. (The soak runs it under every scenario that applies, on every target with
+   * semaphores: {@code --workload=semaphore}.)
+   */
+  @Test
+  void aSemaphoreWhoseHolderIsKilled_meetsEveryPassCriterion() throws Exception {
+    List<RunResult> results =
+        run(List.of(SEMAPHORE_TARGET), Workload.SEMAPHORE, List.of(Scenario.KILL));
+    String report = write(SEMAPHORE_TARGET + "-semaphore", results);
+    RunResult kill = results.get(0);
+    assertThat(kill.passed()).as("the whole report:%n%s", report).isTrue();
+    assertThat(kill.nextGrantSamples()).as("the killed holder's permits back").isPositive();
+    List<Event> events = EventLog.readAll(DIR.resolve(SEMAPHORE_TARGET + "-semaphore-kill"));
+    // (A grant of two is not asked for here: on a semaphore of 2 it waits for both permits free at
+    // once, which a short run may not see; CheckerSemaphoreTest counts them.)
+    assertThat(events)
+        .as("asks for two permits, and writes the fence accepted")
+        .anyMatch(e -> e.kind() == Event.Kind.ACQUIRING && e.detail().equals("count 2 of 2"))
+        .anyMatch(e -> e.kind() == Event.Kind.FWRITE && e.detail().contains(" ok "));
+  }
+
+  /** Where the semaphore workload runs in verify. */
+  private static final String SEMAPHORE_TARGET = "redis";
+
   private static void assertAllPass(String target, List<Scenario> scenarios) throws Exception {
     List<RunResult> results = run(List.of(target), scenarios);
     String report = write(target, results);
