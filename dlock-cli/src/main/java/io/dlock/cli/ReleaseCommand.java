@@ -1,7 +1,9 @@
 package io.dlock.cli;
 
+import io.dlock.LeasedSemaphore;
 import io.dlock.LockClient;
 import io.dlock.LockInfo;
+import io.dlock.PermitInfo;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -10,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -25,7 +28,8 @@ import picocli.CommandLine.Spec;
     description = {
       "Break a lock whatever its holder, and print who held it.",
       "The holder learns at its next renewal (within a third of its lease) that its lease is lost.",
-      "Waiters are woken."
+      "Waiters are woken.",
+      "With --permit TOKEN, NAME is a semaphore: break its permit with that fencing token."
     })
 final class ReleaseCommand implements Callable<Integer> {
 
@@ -49,9 +53,20 @@ final class ReleaseCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "NAME", description = "the lock's name")
   String name = "";
 
+  @Option(
+      names = "--permit",
+      paramLabel = "TOKEN",
+      description =
+          "NAME is a semaphore: break its permit with this fencing token (dlock status"
+              + " --semaphore NAME lists them)")
+  @Nullable Long permit;
+
   @Override
   public Integer call() throws IOException {
     PrintWriter out = spec.commandLine().getOut();
+    if (permit != null) {
+      return breakPermit(out, permit);
+    }
     try (LockClient client = backend.connect()) {
       Optional<LockInfo> current =
           client.inspect(name).stream().filter(l -> l.name().equals(name)).findFirst();
@@ -60,22 +75,11 @@ final class ReleaseCommand implements Callable<Integer> {
         out.flush();
         return ExitCodes.NOTHING_DONE;
       }
-      if (!yes) {
-        out.print(
-            "Lock '"
-                + name
-                + "' is "
-                + StatusCommand.describe(current.get())
-                + ". Break it? [y/N] ");
-        out.flush();
-        String answer =
-            new BufferedReader(new InputStreamReader(dlock.in(), StandardCharsets.UTF_8))
-                .readLine();
-        if (answer == null || !answer.trim().toLowerCase(Locale.ROOT).startsWith("y")) {
-          out.println("Not released.");
-          out.flush();
-          return ExitCodes.NOTHING_DONE;
-        }
+      if (!yes
+          && !confirm(
+              out,
+              "Lock '" + name + "' is " + StatusCommand.describe(current.get()) + ". Break it?")) {
+        return ExitCodes.NOTHING_DONE;
       }
       Optional<LockInfo> broken = client.forceRelease(name);
       if (broken.isEmpty()) {
@@ -87,5 +91,49 @@ final class ReleaseCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     }
+  }
+
+  /** Breaks the permit {@code token} of the semaphore {@link #name}. */
+  private int breakPermit(PrintWriter out, long token) throws IOException {
+    try (LockClient client = backend.connect()) {
+      // The bound plays no part in a break: any handle of the name reaches its permits.
+      LeasedSemaphore semaphore = client.semaphore(name, LeasedSemaphore.MAX_PERMITS);
+      Optional<PermitInfo> current =
+          semaphore.holders().stream().filter(p -> p.fencingToken() == token).findFirst();
+      String what = "Permit " + token + " of semaphore '" + name + "'";
+      if (current.isEmpty()) {
+        out.println(what + " is not held.");
+        out.flush();
+        return ExitCodes.NOTHING_DONE;
+      }
+      if (!yes && !confirm(out, what + " is held by " + current.get().holder() + ". Break it?")) {
+        return ExitCodes.NOTHING_DONE;
+      }
+      Optional<PermitInfo> broken = semaphore.forceRelease(token);
+      out.println(
+          broken.isEmpty()
+              ? what + " was released by its holder meanwhile."
+              : "Released "
+                  + what.substring(0, 1).toLowerCase(Locale.ROOT)
+                  + what.substring(1)
+                  + ", held by "
+                  + broken.get().holder()
+                  + ".");
+      out.flush();
+      return broken.isEmpty() ? ExitCodes.NOTHING_DONE : ExitCodes.OK;
+    }
+  }
+
+  private boolean confirm(PrintWriter out, String question) throws IOException {
+    out.print(question + " [y/N] ");
+    out.flush();
+    String answer =
+        new BufferedReader(new InputStreamReader(dlock.in(), StandardCharsets.UTF_8)).readLine();
+    if (answer == null || !answer.trim().toLowerCase(Locale.ROOT).startsWith("y")) {
+      out.println("Not released.");
+      out.flush();
+      return false;
+    }
+    return true;
   }
 }

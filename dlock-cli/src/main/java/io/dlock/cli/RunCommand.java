@@ -1,8 +1,8 @@
 package io.dlock.cli;
 
 import io.dlock.BackendUnavailableException;
-import io.dlock.DistributedLock;
 import io.dlock.Lease;
+import io.dlock.LeasedSemaphore;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockClients;
@@ -37,7 +37,9 @@ import picocli.CommandLine.Spec;
       "The lease is renewed while the command runs and released when it exits.",
       "The command sees DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment.",
       "With --elect NAME instead of --name, the command runs while this process leads the"
-          + " election NAME, and is stopped when its term ends (exit 76)."
+          + " election NAME, and is stopped when its term ends (exit 76).",
+      "With --permits N, NAME is a semaphore: the command runs while holding one of its N"
+          + " permits, so at most N copies run at once across machines."
     })
 final class RunCommand implements Callable<Integer> {
 
@@ -61,6 +63,15 @@ final class RunCommand implements Callable<Integer> {
           "instead of --name: join the election NAME and run COMMAND while leading it, with"
               + " DLOCK_ELECTION and DLOCK_EPOCH; the term's end stops it and exits 76")
   @Nullable String elect;
+
+  @Option(
+      names = "--permits",
+      paramLabel = "N",
+      description =
+          "with --name: NAME is a semaphore of N permits (1 to "
+              + LeasedSemaphore.MAX_PERMITS
+              + "), and COMMAND runs holding one of them: at most N copies run at once")
+  @Nullable Integer permits;
 
   /** The longest --wait taken; leaving --wait out waits without limit. */
   static final Duration MAX_WAIT = Duration.ofDays(365);
@@ -161,6 +172,17 @@ final class RunCommand implements Callable<Integer> {
           spec.commandLine(),
           "--elect NAME names the election's lock: give --name or --elect, not both");
     }
+    if (permits != null) {
+      if (elect != null) {
+        throw new ParameterException(
+            spec.commandLine(), "--permits counts a semaphore's permits: give it with --name");
+      }
+      if (permits < 1 || permits > LeasedSemaphore.MAX_PERMITS) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--permits must be from 1 to " + LeasedSemaphore.MAX_PERMITS + ", but was " + permits);
+      }
+    }
     if (elect != null) {
       try {
         LockNames.requireValid(elect);
@@ -233,14 +255,25 @@ final class RunCommand implements Callable<Integer> {
       return ExitCodes.INTERRUPTED;
     }
     try (LockClient client = connected) {
-      DistributedLock lock = client.lock(lockName(), options);
       Lease held;
       try {
         Duration left = waitLeft(start);
-        held = lock.acquire(left == null ? NO_LIMIT : left);
+        held =
+            permits == null
+                ? client.lock(lockName(), options).acquire(left == null ? NO_LIMIT : left)
+                : client
+                    .semaphore(lockName(), permits, options)
+                    .acquire(left == null ? NO_LIMIT : left);
       } catch (LockTimeoutException e) {
         err.println(
-            "dlock: lock '" + lockName() + "' not acquired within " + Durations.format(wait));
+            permits == null
+                ? "dlock: lock '" + lockName() + "' not acquired within " + Durations.format(wait)
+                : "dlock: no permit of semaphore '"
+                    + lockName()
+                    + "' ("
+                    + permits
+                    + " permits) within "
+                    + Durations.format(wait));
         err.flush();
         return conflictExitCode;
       } catch (LockInterruptedException e) {

@@ -1,7 +1,9 @@
 package io.dlock.cli;
 
+import io.dlock.LeasedSemaphore;
 import io.dlock.LockClient;
 import io.dlock.LockInfo;
+import io.dlock.PermitInfo;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +23,10 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "status",
     mixinStandardHelpOptions = true,
-    description = "List the locks held now: name, holder, fencing token, held since, lease left.")
+    description = {
+      "List the locks held now: name, holder, fencing token, held since, lease left.",
+      "With --semaphore, list the permits of the semaphore NAME held now."
+    })
 final class StatusCommand implements Callable<Integer> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneId.systemDefault());
@@ -40,8 +45,17 @@ final class StatusCommand implements Callable<Integer> {
   @Option(names = "--json", description = "print JSON instead of a table")
   boolean json;
 
+  @Option(
+      names = "--semaphore",
+      description =
+          "PATTERN is a semaphore's name: list its permits (holder, count, fencing token)")
+  boolean semaphore;
+
   @Override
   public Integer call() {
+    if (semaphore) {
+      return permits();
+    }
     List<LockInfo> locks;
     try (LockClient client = backend.connect()) {
       locks = client.inspect(pattern);
@@ -62,6 +76,53 @@ final class StatusCommand implements Callable<Integer> {
             lock.fencingToken(),
             lock.heldSince() == null ? "-" : TIME.format(lock.heldSince()),
             lock.leaseRemaining() == null ? "session" : formatLeft(lock.leaseRemaining()));
+      }
+    }
+    out.flush();
+    return ExitCodes.OK;
+  }
+
+  /** The permits of the semaphore {@link #pattern} names. */
+  private int permits() {
+    List<PermitInfo> held;
+    try (LockClient client = backend.connect()) {
+      // The bound plays no part in inspection: any handle of the name lists its permits.
+      held = client.semaphore(pattern, LeasedSemaphore.MAX_PERMITS).holders();
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    if (json) {
+      StringBuilder text = new StringBuilder("[");
+      for (int i = 0; i < held.size(); i++) {
+        PermitInfo permit = held.get(i);
+        text.append(i == 0 ? "" : ",")
+            .append("{\"semaphore\":")
+            .append(quote(permit.semaphore()))
+            .append(",\"holder\":")
+            .append(quote(permit.holder()))
+            .append(",\"fencingToken\":")
+            .append(permit.fencingToken())
+            .append(",\"count\":")
+            .append(permit.count())
+            .append(",\"heldSince\":")
+            .append(permit.heldSince() == null ? "null" : quote(permit.heldSince().toString()))
+            .append(",\"leaseRemainingMillis\":")
+            .append(permit.leaseRemaining() == null ? "null" : permit.leaseRemaining().toMillis())
+            .append('}');
+      }
+      out.println(text.append(']'));
+    } else if (held.isEmpty()) {
+      out.println("No permits of semaphore '" + pattern + "' held.");
+    } else {
+      String format = "%-40s %5s %14s  %-19s  %s%n";
+      out.printf(format, "HOLDER", "COUNT", "FENCING TOKEN", "HELD SINCE", "LEASE LEFT");
+      for (PermitInfo permit : held) {
+        out.printf(
+            format,
+            permit.holder(),
+            permit.count(),
+            permit.fencingToken(),
+            permit.heldSince() == null ? "-" : TIME.format(permit.heldSince()),
+            permit.leaseRemaining() == null ? "session" : formatLeft(permit.leaseRemaining()));
       }
     }
     out.flush();

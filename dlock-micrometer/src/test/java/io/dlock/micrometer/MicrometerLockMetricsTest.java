@@ -83,6 +83,22 @@ class MicrometerLockMetricsTest {
   }
 
   @Test
+  void permitsAreTimedAndCountedUnderTheirSemaphoresName() throws Exception {
+    io.dlock.LeasedSemaphore exports = client.semaphore("stock:exports", 2);
+    io.dlock.Permit first = exports.tryAcquire().orElseThrow();
+    try (io.dlock.Permit second = exports.tryAcquire().orElseThrow()) {
+      assertThat(gauge("dlock.locks.held", null)).isEqualTo(2);
+    }
+    first.release();
+    assertThat(timer("dlock.acquire", "stock:*").count()).isEqualTo(2);
+    assertThat(timer("dlock.hold", "stock:*").count()).isEqualTo(2);
+    assertThat(registry.getMeters())
+        .extracting(m -> m.getId().getTag("lock"))
+        .as("never the permit's internal grant name")
+        .allMatch(lock -> lock == null || lock.equals("stock:*"));
+  }
+
+  @Test
   void aWaitingAcquisitionIsAWaiterUntilItGetsTheLock() throws Exception {
     Lease held = other.lock("stock:sku-9").tryAcquire().orElseThrow();
     CompletableFuture<Lease> waiting = client.lock("stock:sku-9").acquireAsync(AWAIT);

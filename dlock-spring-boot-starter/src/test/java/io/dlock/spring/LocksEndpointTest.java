@@ -32,7 +32,7 @@ import org.springframework.test.context.DynamicPropertySource;
     classes = LocksEndpointTest.App.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {
-      "management.endpoints.web.exposure.include=health,locks",
+      "management.endpoints.web.exposure.include=health,locks,semaphores",
       "management.endpoint.health.show-components=always"
     })
 class LocksEndpointTest {
@@ -46,6 +46,7 @@ class LocksEndpointTest {
 
   @LocalServerPort int port;
   @Autowired Holder holder;
+  @Autowired io.dlock.LockClient client;
 
   private final HttpClient http = HttpClient.newHttpClient();
   private final ObjectMapper json = new ObjectMapper();
@@ -81,6 +82,23 @@ class LocksEndpointTest {
       pool.shutdownNow();
     }
     assertThat(get("/actuator/locks").get("locks")).isEmpty();
+  }
+
+  @Test
+  void listsThePermitsOfASemaphoreHeldNowByAnyInstance() throws Exception {
+    String name = PREFIX + "exports";
+    assertThat(get("/actuator/semaphores/" + name).get("permits")).isEmpty();
+    try (io.dlock.Permit permit = client.semaphore(name, 3).tryAcquire(2).orElseThrow()) {
+      JsonNode body = get("/actuator/semaphores/" + name);
+      assertThat(body.get("semaphore").asText()).isEqualTo(name);
+      assertThat(body.get("permits")).hasSize(1);
+      JsonNode held = body.get("permits").get(0);
+      assertThat(held.get("count").asInt()).isEqualTo(2);
+      assertThat(held.get("fencingToken").asLong()).isEqualTo(permit.fencingToken());
+      assertThat(held.get("leaseRemainingMillis").asLong()).isBetween(1L, 30_000L);
+      assertThat(get("/actuator/locks").get("locks").get(0).get("name").asText()).isEqualTo(name);
+    }
+    assertThat(get("/actuator/semaphores/" + name).get("permits")).isEmpty();
   }
 
   @Test

@@ -4,6 +4,7 @@ import io.dlock.LockClient;
 import io.dlock.spring.LockNamePatterns;
 import io.dlock.spring.actuate.LockBackendHealthIndicator;
 import io.dlock.spring.actuate.LocksEndpoint;
+import io.dlock.spring.actuate.SemaphoresEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -30,6 +31,13 @@ public class DlockActuatorAutoConfiguration {
   @ConditionalOnAvailableEndpoint(endpoint = LocksEndpoint.class)
   LocksEndpoint dlockLocksEndpoint(LockClient client) {
     return new LocksEndpoint(client);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnAvailableEndpoint(endpoint = SemaphoresEndpoint.class)
+  SemaphoresEndpoint dlockSemaphoresEndpoint(LockClient client) {
+    return new SemaphoresEndpoint(client);
   }
 
   @Bean(name = "dlockHealthIndicator")
