@@ -87,6 +87,7 @@ final class SemaphoreComparison {
       SemaphoreThroughput throughput = SemaphoreThroughput.run(plan, servers);
       Map<SemaphoreContender, List<Double>> killed = killRounds(plan, servers);
       write(report, plan, throughput, killed, pgSkipped);
+      BenchmarkMain.progress("Leased semaphores: done");
     } finally {
       redis.close();
     }
