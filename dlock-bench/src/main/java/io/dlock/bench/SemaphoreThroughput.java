@@ -118,7 +118,10 @@ final class SemaphoreThroughput {
       }
       // SOLO: every thread on the one name, without the hand-off bookkeeping of CONTENDED (which
       // assumes a single holder at a time).
-      Map<Locker, Result> results = Scenarios.run(Kind.SOLO, lockers, admins, plan.threads(), plan);
+      RunPlan.Semaphores s = plan.semaphores();
+      Map<Locker, Result> results =
+          Scenarios.run(
+              Kind.SOLO, lockers, admins, plan.threads(), s.rounds(), s.segment(), s.warmup());
       return new SemaphoreThroughput(plan, rows, results);
     } finally {
       rows.forEach(r -> r.locker().close());
@@ -133,10 +136,13 @@ final class SemaphoreThroughput {
             + " permit each of one semaphore of "
             + plan.semaphores().permits()
             + " permits, so that they contend for them; "
-            + plan.rounds()
-            + " interleaved rounds of "
-            + plan.segment().toMillis()
-            + " ms per system, as the lock scenarios. A cycle is an acquisition (bounded wait of"
+            + plan.semaphores().rounds()
+            + (plan.semaphores().rounds() == 1 ? " round" : " interleaved rounds")
+            + " of "
+            + plan.semaphores().segment().toMillis()
+            + " ms per system after a warm-up of "
+            + plan.semaphores().warmup().toMillis()
+            + " ms, with the lock scenarios' harness. A cycle is an acquisition (bounded wait of"
             + " a minute) and its release, no work in between; latency is of the whole cycle,"
             + " waiting included. One redis-server for dlock and both Redisson semaphores, one"
             + " in-JVM ZooKeeper (curator-test `TestingServer`) for dlock and Curator, PostgreSQL"
