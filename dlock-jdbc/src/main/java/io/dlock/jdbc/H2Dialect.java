@@ -21,6 +21,11 @@ final class H2Dialect implements JdbcDialect {
 
   /** Refused: H2 has no session-level (advisory) locks. */
   @Override
+  public PermitStatements permitStatements(String table, Duration statementTimeout) {
+    return new H2PermitStatements(table, statementTimeout);
+  }
+
+  @Override
   public HeldLockStatements sessionLockStatements(
       String table, Duration statementTimeout, Connection c) {
     throw new IllegalArgumentException(

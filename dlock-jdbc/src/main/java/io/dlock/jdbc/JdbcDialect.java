@@ -20,6 +20,9 @@ sealed interface JdbcDialect permits PostgresDialect, MariaDbDialect, MySqlDiale
   /** The statements of {@link JdbcLockMode#LEASE_ROW}. */
   LockStatements leaseRowStatements(String table, Duration statementTimeout);
 
+  /** The statements of leased semaphores, which only {@link JdbcLockMode#LEASE_ROW} serves. */
+  PermitStatements permitStatements(String table, Duration statementTimeout);
+
   /**
    * The statements of {@link JdbcLockMode#SESSION}; {@code c} is the connection being set up, from
    * which a dialect may read the server's version.

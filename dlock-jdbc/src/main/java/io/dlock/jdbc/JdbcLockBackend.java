@@ -11,6 +11,7 @@ import io.dlock.spi.HolderDescription;
 import io.dlock.spi.LockAdministration;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
+import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
@@ -56,6 +57,7 @@ public final class JdbcLockBackend
   private final Map<String, ReleaseListener> releaseListeners = new ConcurrentHashMap<>();
   private final @Nullable PostgresReleaseSignals signals;
   private final ModeLocks locks;
+  private final @Nullable LeaseRowPermits permits;
 
   private JdbcLockBackend(
       JdbcLockSettings settings,
@@ -63,7 +65,8 @@ public final class JdbcLockBackend
       @Nullable HikariDataSource ownPool,
       JdbcDialect dialect,
       LockStatements statements,
-      @Nullable HeldLockStatements heldStatements) {
+      @Nullable HeldLockStatements heldStatements,
+      @Nullable PermitStatements permitStatements) {
     this.settings = settings;
     this.dataSource = dataSource;
     this.ownPool = ownPool;
@@ -77,11 +80,13 @@ public final class JdbcLockBackend
             ? new PostgresReleaseSignals(
                 dataSource,
                 channel.get(),
-                releaseListeners::get,
+                this::listenerOf,
                 this::wakeAllWatchers,
                 pooled::discard,
                 "dlock-jdbc-" + id + "-signals")
             : null;
+    this.permits =
+        permitStatements == null ? null : new LeaseRowPermits(permitStatements, calls, signals);
     this.locks =
         heldStatements == null
             ? new LeaseRowLocks(statements, calls)
@@ -125,13 +130,19 @@ public final class JdbcLockBackend
       LockStatements statements =
           dialect.leaseRowStatements(settings.table(), settings.statementTimeout());
       HeldLockStatements held = heldStatementsFor(settings, dialect, c);
+      // Semaphores are lease rows: the connection-bound modes have none (the core refuses them).
+      PermitStatements permitStatements =
+          held == null
+              ? dialect.permitStatements(settings.table(), settings.statementTimeout())
+              : null;
+      List<String> modeProbes = held != null ? held.probes() : permitStatements.probes();
       if (settings.createSchema() && statements.surelyMissing(c)) {
         // A fresh database: created without probing first, whose failed statement MariaDB's
         // driver logs as a WARN on every such start (found by a new user).
         JdbcSchema.createSchema(c, statements);
       } else if (settings.createSchema()) {
         try {
-          JdbcSchema.probe(c, statements, held);
+          JdbcSchema.probe(c, statements, modeProbes);
         } catch (LockStatements.SchemaProblem missing) {
           if (!missing.creatable()) {
             throw missing; // creating this dialect's tables would break the other dialect's clients
@@ -141,8 +152,9 @@ public final class JdbcLockBackend
           JdbcSchema.createSchema(c, statements);
         }
       }
-      JdbcSchema.probe(c, statements, held);
-      return new JdbcLockBackend(settings, dataSource, ownPool, dialect, statements, held);
+      JdbcSchema.probe(c, statements, modeProbes);
+      return new JdbcLockBackend(
+          settings, dataSource, ownPool, dialect, statements, held, permitStatements);
     } catch (SQLException e) {
       closeQuietly(ownPool);
       throw new BackendUnavailableException(
@@ -244,6 +256,16 @@ public final class JdbcLockBackend
     return locks.connectionBound() ? Optional.of(this) : Optional.empty();
   }
 
+  /**
+   * Leased semaphores, in lease-row mode only ({@code <table>_permits} and {@code
+   * <table>_semaphores}); the connection-bound modes have none, and the client refuses {@code
+   * semaphore(..)} there.
+   */
+  @Override
+  public Optional<PermitStore> permits() {
+    return Optional.ofNullable(permits);
+  }
+
   @Override
   public Optional<LockAdministration> administration() {
     return Optional.of(this);
@@ -284,9 +306,19 @@ public final class JdbcLockBackend
         "force the release of '" + lockName + "'", c -> locks.forceRelease(c, lockName));
   }
 
+  /** The listener of a NOTIFY payload: a semaphore's (see PostgresPermitStatements) or a lock's. */
+  private @Nullable ReleaseListener listenerOf(String payload) {
+    LeaseRowPermits store = permits;
+    ReleaseListener permitListener = store == null ? null : store.listenerOf(payload);
+    return permitListener != null ? permitListener : releaseListeners.get(payload);
+  }
+
   private void wakeAllWatchers() {
     for (ReleaseListener listener : releaseListeners.values()) {
       listener.released(null);
+    }
+    if (permits != null) {
+      permits.wakeAll();
     }
   }
 

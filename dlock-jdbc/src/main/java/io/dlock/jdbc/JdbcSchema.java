@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import org.jspecify.annotations.Nullable;
+import java.util.List;
 
 /**
  * The lock tables at {@link JdbcLockBackend#connect}: whether they can be read and written, and
@@ -16,16 +16,14 @@ final class JdbcSchema {
   private JdbcSchema() {}
 
   /**
-   * Checks that the lease-row table, and the tables of the connection-bound mode if {@code held} is
-   * given, can be read and written.
+   * Checks that the lease-row table, and the mode's own tables ({@code modeProbes}: the
+   * connection-bound mode's, or the lease-row mode's semaphore tables), can be read and written.
    */
-  static void probe(Connection c, LockStatements statements, @Nullable HeldLockStatements held)
+  static void probe(Connection c, LockStatements statements, List<String> modeProbes)
       throws LockStatements.SchemaProblem, SQLException {
     statements.probe(c);
-    if (held != null) {
-      for (String probe : held.probes()) {
-        statements.probeStep(c, probe, "use", "SELECT, INSERT, UPDATE, DELETE");
-      }
+    for (String probe : modeProbes) {
+      statements.probeStep(c, probe, "use", "SELECT, INSERT, UPDATE, DELETE");
     }
   }
 

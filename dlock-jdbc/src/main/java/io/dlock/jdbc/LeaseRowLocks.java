@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@link JdbcLockMode#LEASE_ROW}: every primitive is one atomic statement on a pooled connection,
@@ -24,18 +23,12 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class LeaseRowLocks implements ModeLocks {
   private static final int RENEW_BATCH = 500;
-  private static final Duration RELEASE_PENDING_RETRY = Duration.ofMillis(20);
 
   private final LockStatements statements;
   private final JdbcCalls calls;
 
-  /** Releases of per-grant ({@code t:}) owners asked for and not yet answered. */
-  /**
-   * Releases in flight of grant owners, counted per lock and owner: two of one grant can be in
-   * flight at once (a holder's release racing the client's close), and the guard must last until
-   * the last is answered.
-   */
-  private final ConcurrentHashMap<String, Integer> pendingReleases = new ConcurrentHashMap<>();
+  /** Releases of grant owners asked for and not yet answered. */
+  private final PendingReleases pendingReleases = new PendingReleases();
 
   LeaseRowLocks(LockStatements statements, JdbcCalls calls) {
     this.statements = statements;
@@ -58,56 +51,17 @@ final class LeaseRowLocks implements ModeLocks {
       String lockName, LockOwner lockOwner, Duration lease, String holder) {
     String owner = lockOwner.key();
     boolean countsHolds = lockOwner.countsHolds();
-    if (!countsHolds && pendingReleases.containsKey(releaseKey(lockName, owner))) {
+    if (!countsHolds && pendingReleases.pending(lockName, owner)) {
       // The same per-grant owner asks again while its release has not been answered (the core
       // undid a grant whose request saw its session lost, and retries): re-entering the row now
       // would hand out the grant that the pending release then deletes. It is held until then.
-      return CompletableFuture.completedFuture(new AcquireResult.Held(RELEASE_PENDING_RETRY));
+      return CompletableFuture.completedFuture(new AcquireResult.Held(PendingReleases.RETRY));
     }
     return calls
         .call(
             "acquire '" + lockName + "'",
             c -> statements.acquire(c, lockName, owner, countsHolds, holder, lease.toMillis()))
-        .exceptionallyCompose(failure -> undoOnAnotherConnection(lockName, failure));
-  }
-
-  /**
-   * An acquisition whose grant was committed and could not be undone on its own connection (it
-   * died): undoes it on another, then fails as the acquisition did. Without this the grant blocked
-   * the name for its whole lease (found by review: MySQL's token written after the commit).
-   */
-  private CompletableFuture<AcquireResult> undoOnAnotherConnection(
-      String lockName, Throwable failure) {
-    GrantToUndo toUndo = null;
-    for (Throwable t = failure; t != null && toUndo == null; t = t.getCause()) {
-      if (t instanceof GrantToUndo g) {
-        toUndo = g;
-      }
-    }
-    if (toUndo == null) {
-      return CompletableFuture.failedFuture(failure);
-    }
-    GrantToUndo.Undo undo = toUndo.undo();
-    return calls
-        .call(
-            "undo the grant of '" + lockName + "'",
-            c -> {
-              undo.run(c);
-              return null;
-            })
-        .<AcquireResult>handle(
-            (done, undoFailure) -> {
-              if (undoFailure != null) {
-                failure.addSuppressed(undoFailure);
-              }
-              throw failure instanceof java.util.concurrent.CompletionException ce
-                  ? ce
-                  : new java.util.concurrent.CompletionException(failure);
-            });
-  }
-
-  private static String releaseKey(String lockName, String owner) {
-    return lockName + '\u0000' + owner;
+        .exceptionallyCompose(failure -> GrantToUndo.undoElsewhere(calls, lockName, failure));
   }
 
   @Override
@@ -119,15 +73,13 @@ final class LeaseRowLocks implements ModeLocks {
       return calls.call(
           "release '" + lockName + "'", c -> statements.release(c, lockName, owner, fencingToken));
     }
-    String key = releaseKey(lockName, owner);
-    pendingReleases.merge(key, 1, Integer::sum);
-    CompletableFuture<ReleaseResult> released =
-        calls.call(
-            "release '" + lockName + "'",
-            c -> statements.release(c, lockName, owner, fencingToken));
-    released.whenComplete(
-        (result, failure) -> pendingReleases.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null));
-    return released;
+    return pendingReleases.track(
+        lockName,
+        owner,
+        () ->
+            calls.call(
+                "release '" + lockName + "'",
+                c -> statements.release(c, lockName, owner, fencingToken)));
   }
 
   @Override

@@ -20,6 +20,11 @@ final class MariaDbDialect implements JdbcDialect {
   }
 
   @Override
+  public PermitStatements permitStatements(String table, Duration statementTimeout) {
+    return new MySqlPermitStatements(table, statementTimeout);
+  }
+
+  @Override
   public HeldLockStatements sessionLockStatements(
       String table, Duration statementTimeout, Connection c) {
     return new MariaDbSessionLockStatements(table, statementTimeout);

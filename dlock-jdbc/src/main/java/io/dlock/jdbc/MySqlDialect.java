@@ -30,6 +30,11 @@ final class MySqlDialect implements JdbcDialect {
   }
 
   @Override
+  public PermitStatements permitStatements(String table, Duration statementTimeout) {
+    return new MySqlPermitStatements(table, statementTimeout);
+  }
+
+  @Override
   public HeldLockStatements sessionLockStatements(
       String table, Duration statementTimeout, Connection c) {
     return new MySqlSessionLockStatements(table, statementTimeout);

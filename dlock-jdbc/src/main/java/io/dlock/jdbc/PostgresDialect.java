@@ -33,6 +33,11 @@ final class PostgresDialect implements JdbcDialect {
   }
 
   @Override
+  public PermitStatements permitStatements(String table, Duration statementTimeout) {
+    return new PostgresPermitStatements(table, statementTimeout);
+  }
+
+  @Override
   public HeldLockStatements sessionLockStatements(
       String table, Duration statementTimeout, Connection c) throws SQLException {
     return new PostgresSessionLockStatements(

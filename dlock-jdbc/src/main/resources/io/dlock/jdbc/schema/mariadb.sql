@@ -37,3 +37,22 @@ CREATE TABLE IF NOT EXISTS ${table}_held (
 CREATE TABLE IF NOT EXISTS ${table}_rows (
   name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL PRIMARY KEY
 ) ENGINE = InnoDB;
+-- Leased semaphores (lease-row mode). One counter row per semaphore, created at its first acquisition
+-- and never deleted: it orders the acquisitions of the semaphore (each locks it) and holds its last
+-- fencing token, so a token never goes backwards, even after every grant expired and was deleted.
+CREATE TABLE IF NOT EXISTS ${table}_semaphores (
+  name       VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL PRIMARY KEY,
+  fence      BIGINT       NOT NULL
+) ENGINE = InnoDB;
+-- One row per grant of permits. Times are milliseconds since the epoch by the database's clock.
+CREATE TABLE IF NOT EXISTS ${table}_permits (
+  semaphore  VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  permits    INTEGER      NOT NULL,
+  token      BIGINT       NOT NULL,
+  expires_at BIGINT       NOT NULL,
+  -- Who took the permits and when, for inspection.
+  holder     VARCHAR(200) CHARACTER SET utf8mb4,
+  granted_at BIGINT,
+  PRIMARY KEY (semaphore, owner)
+) ENGINE = InnoDB;

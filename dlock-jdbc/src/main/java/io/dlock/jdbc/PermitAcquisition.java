@@ -1,0 +1,263 @@
+package io.dlock.jdbc;
+
+import io.dlock.spi.AcquireResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The acquisition of permits: one transaction that locks the semaphore's counter row, so that the
+ * acquisitions of one semaphore run one at a time, each summing the permits held after the last one
+ * committed. The counter row is created (race-safe, by the dialect) in autocommit before the
+ * transaction, never in it after a locking read that found nothing: on InnoDB two such reads hold
+ * gap locks that each one's insert waits for. The statements of the dialect are {@link
+ * PermitStatements}'s; the clock is the database's.
+ */
+final class PermitAcquisition {
+  private final PermitStatements statements;
+  private final String lockCounter;
+  private final String dropEnded;
+  private final String summary;
+  private final String extend;
+  private final String bumpCounter;
+  private final String insert;
+  private final String deleteGrant;
+
+  PermitAcquisition(PermitStatements statements) {
+    this.statements = statements;
+    String semaphores = statements.semaphores;
+    String permits = statements.permits;
+    String now = statements.nowMillis();
+    this.lockCounter = "SELECT fence FROM " + semaphores + " WHERE name = ? FOR UPDATE";
+    this.dropEnded = "DELETE FROM " + permits + " WHERE semaphore = ? AND expires_at <= " + now;
+    // The owner's token (a repeated request), the permits held and the soonest lease end, of the
+    // live grants; read under the counter row's lock, so no acquisition of the semaphore is
+    // between.
+    this.summary =
+        "SELECT MAX(CASE WHEN owner = ? THEN token END), COALESCE(SUM(permits), 0),"
+            + " MIN(expires_at) - "
+            + now
+            + " FROM "
+            + permits
+            + " WHERE semaphore = ? AND expires_at > "
+            + now
+            + statements.summaryLocking();
+    // A repeat never shortens the lease: the first request's answer may be on its way still.
+    this.extend =
+        "UPDATE "
+            + permits
+            + " SET expires_at = GREATEST(expires_at, "
+            + now
+            + " + ?) WHERE semaphore = ? AND owner = ? AND expires_at > "
+            + now;
+    this.bumpCounter = "UPDATE " + semaphores + " SET fence = ? WHERE name = ? AND fence = ?";
+    this.insert =
+        "INSERT INTO "
+            + permits
+            + " (semaphore, owner, permits, token, expires_at, holder, granted_at) VALUES"
+            + " (?, ?, ?, ?, "
+            + now
+            + " + ?, ?, "
+            + now
+            + ")";
+    this.deleteGrant =
+        "DELETE FROM " + permits + " WHERE semaphore = ? AND owner = ? AND token = ?";
+  }
+
+  private PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    return statements.prepare(c, sql);
+  }
+
+  /**
+   * One attempt, in one transaction on {@code c} (which is left in autocommit): locks the counter
+   * row (creating it first if missing, in autocommit, and trying once more), deletes the grants
+   * whose lease ended, extends the owner's grant if it has one (a repeated request: same token,
+   * nothing added), else grants if the permits held plus {@code count} fit {@code limit}, drawing
+   * the token from the counter row.
+   *
+   * @throws GrantToUndo if a new grant's commit failed: it may have been committed
+   */
+  AcquireResult acquire(
+      Connection c,
+      String semaphore,
+      int limit,
+      int count,
+      String owner,
+      String holder,
+      long leaseMillis)
+      throws SQLException {
+    for (int round = 0; round < 2; round++) {
+      c.setAutoCommit(false);
+      try {
+        Long fence = lockCounter(c, semaphore);
+        if (fence == null) {
+          c.rollback(); // never insert after a locking read that found nothing: gap locks deadlock
+          c.setAutoCommit(true);
+          statements.createCounter(c, semaphore);
+          continue;
+        }
+        try (PreparedStatement ps = prepare(c, dropEnded)) {
+          ps.setString(1, semaphore);
+          ps.executeUpdate();
+        }
+        AcquireResult result;
+        boolean fresh = false;
+        try (PreparedStatement ps = prepare(c, summary)) {
+          ps.setString(1, owner);
+          ps.setString(2, semaphore);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long mine = rs.getLong(1);
+            boolean repeat = !rs.wasNull();
+            long held = rs.getLong(2);
+            long soonest = rs.getLong(3);
+            boolean anyHeld = !rs.wasNull();
+            if (repeat) {
+              result = new AcquireResult.Granted(mine, 1);
+            } else if (held + count <= limit) {
+              result = new AcquireResult.Granted(fence + 1, 1);
+              fresh = true;
+            } else {
+              result =
+                  new AcquireResult.Held(Duration.ofMillis(anyHeld ? Math.max(0, soonest) : 0));
+            }
+          }
+        }
+        if (result instanceof AcquireResult.Granted granted) {
+          if (fresh) {
+            grant(c, semaphore, owner, count, granted.fencingToken(), holder, leaseMillis);
+          } else {
+            extend(c, semaphore, owner, leaseMillis);
+          }
+        }
+        commit(c, fresh, semaphore, owner, result);
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c, e);
+        throw e;
+      } finally {
+        restoreAutoCommit(c);
+      }
+    }
+    throw new SQLException(
+        "the counter row of semaphore '"
+            + semaphore
+            + "' in "
+            + statements.semaphores
+            + " is missing after its insert",
+        "42S02");
+  }
+
+  private void commit(
+      Connection c, boolean fresh, String semaphore, String owner, AcquireResult result)
+      throws SQLException {
+    try {
+      c.commit();
+    } catch (SQLException e) {
+      if (!fresh) {
+        throw e; // an extension committed or not leaves no grant that was not there
+      }
+      long token = ((AcquireResult.Granted) result).fencingToken();
+      // It may have been committed: taken back on another connection, or the permits stayed
+      // taken for the lease with nobody holding them.
+      throw new GrantToUndo(e, other -> undo(other, semaphore, owner, token));
+    }
+  }
+
+  /**
+   * Deletes the grant {@code token} of {@code owner}, after locking the counter row: a commit still
+   * in flight on the server (its connection lost) ends first, so its grant is seen and deleted.
+   */
+  private void undo(Connection c, String semaphore, String owner, long token) throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      lockCounter(c, semaphore);
+      try (PreparedStatement ps = prepare(c, deleteGrant)) {
+        ps.setString(1, semaphore);
+        ps.setString(2, owner);
+        ps.setLong(3, token);
+        if (ps.executeUpdate() == 1) {
+          statements.signal(c, semaphore);
+        }
+      }
+      c.commit();
+    } catch (SQLException | RuntimeException e) {
+      rollbackQuietly(c, e);
+      throw e;
+    } finally {
+      restoreAutoCommit(c);
+    }
+  }
+
+  /** The counter row's fence, locked until the transaction ends; null if the row is missing. */
+  private @Nullable Long lockCounter(Connection c, String semaphore) throws SQLException {
+    try (PreparedStatement ps = prepare(c, lockCounter)) {
+      ps.setString(1, semaphore);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
+  }
+
+  private void grant(
+      Connection c,
+      String semaphore,
+      String owner,
+      int count,
+      long token,
+      String holder,
+      long leaseMillis)
+      throws SQLException {
+    try (PreparedStatement ps = prepare(c, bumpCounter)) {
+      ps.setLong(1, token);
+      ps.setString(2, semaphore);
+      ps.setLong(3, token - 1);
+      if (ps.executeUpdate() != 1) {
+        throw new SQLException("the counter row of semaphore '" + semaphore + "' moved under lock");
+      }
+    }
+    try (PreparedStatement ps = prepare(c, insert)) {
+      ps.setString(1, semaphore);
+      ps.setString(2, owner);
+      ps.setInt(3, count);
+      ps.setLong(4, token);
+      ps.setLong(5, leaseMillis);
+      ps.setString(6, holder);
+      ps.executeUpdate();
+    }
+  }
+
+  private void extend(Connection c, String semaphore, String owner, long leaseMillis)
+      throws SQLException {
+    try (PreparedStatement ps = prepare(c, extend)) {
+      ps.setLong(1, leaseMillis);
+      ps.setString(2, semaphore);
+      ps.setString(3, owner);
+      ps.executeUpdate(); // 0 with a driver counting changed rows: a longer lease kept
+    }
+  }
+
+  private static void rollbackQuietly(Connection c, Throwable failure) {
+    try {
+      if (!c.getAutoCommit()) {
+        c.rollback();
+      }
+    } catch (SQLException e) {
+      failure.addSuppressed(e);
+    }
+  }
+
+  /** Back to autocommit, as the pool and the next caller expect; a dead connection is left. */
+  private static void restoreAutoCommit(Connection c) {
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      // The connection is broken: the pool finds out and discards it.
+    }
+  }
+}
