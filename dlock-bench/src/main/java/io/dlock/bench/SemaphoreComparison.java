@@ -85,33 +85,46 @@ final class SemaphoreComparison {
               ? new Servers(redis, zk, postgres, pg)
               : new Servers(redis, zk, null, null);
       SemaphoreThroughput throughput = SemaphoreThroughput.run(plan, servers);
-      Map<SemaphoreContender, List<Double>> killed = killRounds(plan, servers);
-      write(report, plan, throughput, killed, pgSkipped);
+      Contenders contenders = contenders(plan.semaphores(), servers);
+      Map<SemaphoreContender, List<Double>> killed = killRounds(plan, contenders.all());
+      write(report, plan, throughput, killed, contenders.dlockBeside(), pgSkipped);
       BenchmarkMain.progress("Leased semaphores: done");
     } finally {
       redis.close();
     }
   }
 
-  /** dlock on Redis, ZooKeeper and (if measured) PostgreSQL, with settings for the kill rounds. */
-  private static List<SemaphoreContender> contenders(RunPlan.Semaphores s, Servers servers) {
+  /**
+   * The kill rounds' contenders in report order, and for each peer the dlock contender on its
+   * server (the ratio's numerator).
+   */
+  private record Contenders(
+      List<SemaphoreContender> all, Map<SemaphoreContender, SemaphoreContender> dlockBeside) {}
+
+  /**
+   * dlock on Redis and the peer there, dlock on ZooKeeper and the peer there, and dlock on
+   * PostgreSQL if measured, with the bounds of the kill rounds.
+   */
+  private static Contenders contenders(RunPlan.Semaphores s, Servers servers) {
     Duration bound = s.bound();
     Duration connection = s.connectionTimeout();
     String lease =
         "renewed lease " + time(bound) + " (renewed every " + time(bound.dividedBy(3)) + ")";
     String session = "session timeout " + time(bound) + ", connection timeout " + time(connection);
     List<SemaphoreContender> contenders = new ArrayList<>();
-    contenders.add(
+    Map<SemaphoreContender, SemaphoreContender> dlockBeside = new LinkedHashMap<>();
+    SemaphoreContender dlockRedis =
         new SemaphoreContenders.Dlock(
             "dlock on Redis",
             lease,
             servers.redisAddress(),
             address -> RedisLocks.newClient("redis://" + address),
-            bound));
-    contenders.add(
+            bound);
+    SemaphoreContender redisson =
         new SemaphoreContenders.RedissonExpirable(
-            "lease " + time(bound) + " (not renewed)", servers.redisAddress(), bound));
-    contenders.add(
+            "lease " + time(bound) + " (not renewed)", servers.redisAddress(), bound);
+    dlockBeside.put(redisson, dlockRedis);
+    SemaphoreContender dlockZk =
         new SemaphoreContenders.Dlock(
             "dlock on ZooKeeper",
             session + " (lease " + time(bound) + ")",
@@ -123,9 +136,11 @@ final class SemaphoreComparison {
                         .withSessionTimeout(bound)
                         .withConnectionTimeout(connection),
                     LockClientOptions.defaults()),
-            bound));
-    contenders.add(
-        new SemaphoreContenders.Curator(session, servers.zkAddress(), bound, connection));
+            bound);
+    SemaphoreContender curator =
+        new SemaphoreContenders.Curator(session, servers.zkAddress(), bound, connection);
+    dlockBeside.put(curator, dlockZk);
+    contenders.addAll(List.of(dlockRedis, redisson, dlockZk, curator));
     Matcher pg = servers.pg;
     if (pg != null) {
       String before = pg.group(1);
@@ -144,7 +159,7 @@ final class SemaphoreComparison {
                       LockClientOptions.defaults()),
               bound));
     }
-    return contenders;
+    return new Contenders(contenders, dlockBeside);
   }
 
   /**
@@ -152,14 +167,13 @@ final class SemaphoreComparison {
    * for a lease or session to run out (seconds of timers; the systems share the CPU only for the
    * milliseconds of their own calls).
    */
-  private static Map<SemaphoreContender, List<Double>> killRounds(RunPlan plan, Servers servers)
-      throws Exception {
+  private static Map<SemaphoreContender, List<Double>> killRounds(
+      RunPlan plan, List<SemaphoreContender> contenders) throws Exception {
     RunPlan.Semaphores s = plan.semaphores();
     BenchmarkMain.progress(
         "Leased semaphores: "
             + s.killRounds()
             + " killed-holder round(s) of each system, at the same time");
-    List<SemaphoreContender> contenders = contenders(s, servers);
     String prefix = "bench-semaphore-kill-" + Long.toHexString(System.currentTimeMillis());
     ExecutorService threads = Executors.newFixedThreadPool(contenders.size());
     try {
@@ -184,13 +198,14 @@ final class SemaphoreComparison {
       RunPlan plan,
       SemaphoreThroughput throughput,
       Map<SemaphoreContender, List<Double>> killed,
+      Map<SemaphoreContender, SemaphoreContender> dlockBeside,
       String pgSkipped) {
     StringBuilder t = report.section(MarkdownReport.SEMAPHORES);
     throughput.write(t, report.targets());
     if (pgSkipped != null) {
       t.append("\ndlock lease row on PostgreSQL: ").append(pgSkipped).append(".\n");
     }
-    writeKilled(t, report.targets(), plan.semaphores(), killed, pgSkipped);
+    writeKilled(t, report.targets(), plan.semaphores(), killed, dlockBeside, pgSkipped);
   }
 
   private static void writeKilled(
@@ -198,6 +213,7 @@ final class SemaphoreComparison {
       Targets targets,
       RunPlan.Semaphores s,
       Map<SemaphoreContender, List<Double>> killed,
+      Map<SemaphoreContender, SemaphoreContender> dlockBeside,
       String pgSkipped) {
     Duration bound = s.bound();
     t.append("\n### A killed holder's permit back to a waiter\n\n");
@@ -227,17 +243,12 @@ final class SemaphoreComparison {
     t.append(
         "| system | bound | back median ms | back p90 ms | back max ms | dlock on this server,"
             + " ratio to it |\n|---|---|---|---|---|---|\n");
-    Map<String, Double> medians = new LinkedHashMap<>();
-    killed.forEach((c, ms) -> medians.put(c.name(), percentile(ms, 50)));
     for (Map.Entry<SemaphoreContender, List<Double>> e : killed.entrySet()) {
       SemaphoreContender c = e.getKey();
       List<Double> ms = e.getValue();
-      String ratio = "—";
-      if (c instanceof SemaphoreContenders.RedissonExpirable) {
-        ratio = Fmt.ratio(medians.get("dlock on Redis") / percentile(ms, 50));
-      } else if (c instanceof SemaphoreContenders.Curator) {
-        ratio = Fmt.ratio(medians.get("dlock on ZooKeeper") / percentile(ms, 50));
-      }
+      SemaphoreContender dlock = dlockBeside.get(c);
+      String ratio =
+          dlock == null ? "—" : Fmt.ratio(percentile(killed.get(dlock), 50) / percentile(ms, 50));
       t.append(
           row(
               c.name(),

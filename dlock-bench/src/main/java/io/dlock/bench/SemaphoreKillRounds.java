@@ -105,6 +105,7 @@ final class SemaphoreKillRounds {
         TimeUnit.NANOSECONDS.sleep(sleep);
       }
       if (waiterGranted.isDone()) {
+        waiterGranted.join(); // a waiter that failed says why
         throw new IllegalStateException(
             contender.name() + ": the waiter got a permit while the only one was held");
       }
