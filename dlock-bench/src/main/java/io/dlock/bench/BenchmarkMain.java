@@ -34,7 +34,7 @@ public final class BenchmarkMain {
 
   /**
    * As {@link #run(String[])}, with the plan the arguments chose adjusted first: the CI smoke test
-   * shortens the leader-election part, whose rounds wait for leases to run out.
+   * shortens the leader-election and semaphore parts, whose rounds wait for leases to run out.
    */
   static boolean run(String[] args, UnaryOperator<RunPlan> adjust) throws Exception {
     Optional<CommandLineOptions> options = CommandLineOptions.parse(args);
@@ -66,6 +66,7 @@ public final class BenchmarkMain {
       ClientConfigurations.run(plan, report);
       VirtualThreadWaiters.run(plan, report);
       ElectionComparison.run(plan, report);
+      SemaphoreComparison.run(plan, report);
       if (out != null) {
         report.charts().write(out);
       }

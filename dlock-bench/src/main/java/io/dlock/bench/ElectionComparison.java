@@ -39,7 +39,7 @@ final class ElectionComparison {
    */
   static final int ZOOKEEPER_TICK_MS = 500;
 
-  private static final Pattern POSTGRES_URL =
+  static final Pattern POSTGRES_URL =
       Pattern.compile("(jdbc:postgresql://)([^/:?,]+)(?::(\\d+))?(/.*)");
 
   private ElectionComparison() {}
@@ -145,7 +145,7 @@ final class ElectionComparison {
     return contenders;
   }
 
-  private static TestingServer zooKeeper() throws Exception {
+  static TestingServer zooKeeper() throws Exception {
     InstanceSpec spec =
         new InstanceSpec(
             null,

@@ -33,6 +33,8 @@ final class MarkdownReport {
   static final String JDBC = "## JDBC lease row on PostgreSQL";
   static final String VIRTUAL_THREADS = "## Virtual threads: thousands of waiters";
   static final String ELECTION = "## Leader election: time to a new leader";
+  static final String SEMAPHORES =
+      "## Leased semaphores: permit throughput, and a killed holder's permit back";
   static final String CLIENT_CONFIGURATIONS =
       "## Client configurations: one client shared by 16 threads, and 16 clients";
 
@@ -50,7 +52,8 @@ final class MarkdownReport {
           JDBC,
           CLIENT_CONFIGURATIONS,
           VIRTUAL_THREADS,
-          ELECTION);
+          ELECTION,
+          SEMAPHORES);
 
   private static final String NOTES_BEGIN = "<!-- notes:begin -->";
   private static final String NOTES_END = "<!-- notes:end -->";

@@ -61,18 +61,34 @@ final class Scenarios {
   static Map<Locker, Result> run(
       Kind kind, List<Locker> lockers, Map<Locker, RedisAdmin> admins, int threads, RunPlan plan)
       throws Exception {
+    return run(kind, lockers, admins, threads, plan.rounds(), plan.segment(), plan.warmup());
+  }
+
+  /**
+   * As {@link #run(Kind, List, Map, int, RunPlan)}, with rounds, segment and warm-up of their own
+   * (the semaphores' cycles are slower than a lock's: their quick run needs longer segments).
+   */
+  static Map<Locker, Result> run(
+      Kind kind,
+      List<Locker> lockers,
+      Map<Locker, RedisAdmin> admins,
+      int threads,
+      int rounds,
+      Duration segment,
+      Duration warmup)
+      throws Exception {
     Map<Locker, Result> results = new LinkedHashMap<>();
     for (Locker locker : lockers) {
       results.put(locker, new Result(locker.name()));
-      segment(kind, locker, threads, plan.warmup(), null, null);
+      segment(kind, locker, threads, warmup, null, null);
     }
-    for (int round = 0; round < plan.rounds(); round++) {
+    for (int round = 0; round < rounds; round++) {
       List<Locker> order = new ArrayList<>(lockers);
       if (round % 2 == 1) {
         java.util.Collections.reverse(order);
       }
       for (Locker locker : order) {
-        segment(kind, locker, threads, plan.segment(), results.get(locker), admins.get(locker));
+        segment(kind, locker, threads, segment, results.get(locker), admins.get(locker));
       }
     }
     return results;

@@ -28,14 +28,24 @@ class QuickModeIT {
     boolean ok;
     try (PrintStream tee = new PrintStream(captured, true, StandardCharsets.UTF_8)) {
       System.setOut(tee);
-      // The election part's rounds wait for leases to run out (5 rounds of 3 s in --quick): one
-      // round of 1 s here keeps the smoke test's cost to a couple of seconds.
+      // The election and semaphore parts' rounds wait for leases to run out (5 and 3 rounds of 3 s
+      // in --quick): one round of 1 s each here, and the semaphores' throughput in the lock
+      // scenarios' short segments, keep the smoke test's cost to a few seconds.
       ok =
           BenchmarkMain.run(
               new String[] {"--quick", "--out", out.toString()},
               plan ->
                   plan.withElection(
-                      new RunPlan.Election(1, Duration.ofSeconds(1), Duration.ofSeconds(2))));
+                          new RunPlan.Election(1, Duration.ofSeconds(1), Duration.ofSeconds(2)))
+                      .withSemaphores(
+                          new RunPlan.Semaphores(
+                              4,
+                              1,
+                              Duration.ofMillis(150),
+                              Duration.ofMillis(100),
+                              1,
+                              Duration.ofSeconds(1),
+                              Duration.ofSeconds(2))));
     } finally {
       System.setOut(original);
     }
