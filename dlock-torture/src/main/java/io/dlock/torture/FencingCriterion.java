@@ -16,6 +16,11 @@ import java.util.Map;
  * holder renews), until a lease and a renewal after the last hold ended, or while an acquisition of
  * the same owner id, cancelled after it may have been granted, was not undone yet.
  *
+ * <p>A semaphore's grants overlap, and the server orders them by when it made them, not by when
+ * their answers came: a grant asked for while another was held may be answered after that other
+ * ended, with a lower token. So for a semaphore the rule is judged from the ask: a grant asked for
+ * after another ended must carry a greater token.
+ *
  * <p>The fenced register must reject every stale write, whatever the fault. The unfenced one may
  * lose updates only where the fault breaks the lease assumption (a long pause): that is what
  * fencing is for.
@@ -30,8 +35,9 @@ final class FencingCriterion implements Criterion {
   FencingCriterion(RunSettings settings, RunHistory run) {
     long grace = settings.lease().toNanos() + settings.renewal().toNanos();
     int violations = 0;
+    boolean overlapping = settings.workload() == Workload.SEMAPHORE;
     for (List<Hold> list : run.byLock.values()) {
-      violations += tokenViolations(run, list, grace);
+      violations += tokenViolations(run, list, grace, overlapping);
     }
     this.tokenViolations = violations;
     this.staleAccepted = run.staleAccepted();
@@ -59,7 +65,8 @@ final class FencingCriterion implements Criterion {
   }
 
   /** The token violations among one lock's holds, given by start. */
-  private static int tokenViolations(RunHistory run, List<Hold> list, long grace) {
+  private static int tokenViolations(
+      RunHistory run, List<Hold> list, long grace, boolean overlapping) {
     int violations = 0;
     List<Hold> byEnd = new ArrayList<>(list);
     byEnd.sort(Comparator.comparingLong(h -> h.end));
@@ -83,7 +90,10 @@ final class FencingCriterion implements Criterion {
           otherToken = Math.max(otherToken, ended.token);
         }
       }
-      long bound = b.grant().equals(bestGrant) ? otherToken : bestToken;
+      long bound =
+          overlapping
+              ? endedBeforeAsked(list, b)
+              : b.grant().equals(bestGrant) ? otherToken : bestToken;
       if (b.token <= bound) {
         violations++;
       }
@@ -105,6 +115,17 @@ final class FencingCriterion implements Criterion {
       life[1] = Math.max(life[1], b.end);
     }
     return violations;
+  }
+
+  /** The greatest token of another grant's holds that ended before {@code b} was asked for. */
+  private static long endedBeforeAsked(List<Hold> list, Hold b) {
+    long bound = Long.MIN_VALUE;
+    for (Hold other : list) {
+      if (!other.grant().equals(b.grant()) && other.end < b.acquiringAt) {
+        bound = Math.max(bound, other.token);
+      }
+    }
+    return bound;
   }
 
   /**

@@ -103,6 +103,40 @@ class CheckerSemaphoreTest {
     assertThat(result.label()).isEqualTo("test (semaphore)");
   }
 
+  // Token order: judged from the ask, since a semaphore's grants overlap.
+
+  /**
+   * After {@link #sideBySide()}: w2 holds token 11 from 2300 to 2600 ms; w1, asking at {@code
+   * askMs}, gets token 10 at 2700 ms.
+   */
+  private void lowerTokenAnsweredAfterAnEnd(long askMs) {
+    sideBySide();
+    at(askMs, "w1", Kind.ACQUIRING, S, 0, "count 1 of 2");
+    permit("w2", 11, 1, 2300, 2600);
+    at(2700, "w1", Kind.GRANT, S, 10, "#" + ++grants + " count 1 of 2");
+    enters("w1", 10, 2701);
+    writes("w1", 10, 2799, true);
+    releases("w1", 10, 2800, "true");
+  }
+
+  /**
+   * Regression (zookeeper kill soak, 2026-12-03): w1's grant was made on the server before w2's (a
+   * lower token) and answered after w2 ended; both held at once, as a semaphore allows.
+   */
+  @Test
+  void aGrantAskedWhileAnotherHeldMayBeAnsweredAfterItsEndWithALowerToken_passes() {
+    lowerTokenAnsweredAfterAnEnd(2100);
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.failures()).isEmpty();
+  }
+
+  @Test
+  void aGrantAskedAfterAnotherEndedWithALowerToken_fails() {
+    lowerTokenAnsweredAfterAnEnd(2650);
+    RunResult result = check(Scenario.CALM, 0);
+    assertThat(result.failures()).contains("1 fencing token(s) not strictly increasing");
+  }
+
   // Criterion 1: never more permits held than the bound.
 
   @Test
