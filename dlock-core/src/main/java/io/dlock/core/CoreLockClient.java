@@ -20,7 +20,6 @@ import io.dlock.spi.BackendContext;
 import io.dlock.spi.DriverThreads;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockOwner;
-import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
 import io.dlock.spi.SessionBoundHolds;
@@ -42,7 +41,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * The {@link LockClient} over any {@link LockBackend}. Backends build one of these with {@link
  * #create(LockBackend, LockClientOptions)}; applications only see the {@link LockClient} interface.
  */
-public final class CoreLockClient implements LockClient, SemaphoreHost {
+public final class CoreLockClient implements LockClient {
   private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
   private static final AtomicInteger CLIENT_IDS = new AtomicInteger();
 
@@ -77,6 +75,7 @@ public final class CoreLockClient implements LockClient, SemaphoreHost {
 
   // The backend's abilities, asked for once.
   private final BackendAbilities abilities;
+  private final ClientSemaphores semaphores;
 
   /** The most attempts of asynchronous acquisitions answered at once. */
   private static final int ASYNC_STEP_THREADS = 64;
@@ -103,6 +102,7 @@ public final class CoreLockClient implements LockClient, SemaphoreHost {
     // Futures of asynchronous acquisitions complete here: what callers chain to them may block.
     this.asyncCallbacks = DriverThreads.onDemand("dlock-" + id + "-callback");
     this.abilities = BackendAbilities.of(this.backend);
+    this.semaphores = new ClientSemaphores(this, abilities);
     ReleaseSignals signals = abilities.signals();
     WaitQueue waitQueue = abilities.waitQueue();
     SessionBoundHolds sessions = abilities.sessions();
@@ -185,26 +185,12 @@ public final class CoreLockClient implements LockClient, SemaphoreHost {
   public LeasedSemaphore semaphore(String name, int permits, LockOptions lockOptions) {
     ensureOpen();
     abilities.permitStore(); // refused now, not at the first acquisition
-    return new NamedSemaphore(this, name, permits, lockOptions);
+    return new NamedSemaphore(semaphores, name, permits, lockOptions);
   }
 
-  @Override
-  public DistributedLock permitLock(String grantName, LockOptions lockOptions) {
-    // Refused here too, not only in semaphore(): a deferred client's semaphore meets its backend
-    // first here, and without a store the grant name went to the backend as a lock's (a mutex).
-    abilities.permitStore();
-    return NamedLock.unshared(this, grantName, lockOptions);
-  }
-
-  @Override
-  public <T> T callStore(Function<PermitStore, CompletableFuture<T>> call, String what) {
-    return BackendCalls.await(
-        call.apply(abilities.permitStore()), operationTimeoutNanos, what, backend.name());
-  }
-
-  @Override
-  public void permitGranted(String grantName) {
-    signalLocalWaiters(grantName);
+  /** This client's side of its semaphores, for a deferred client's semaphores too. */
+  SemaphoreHost semaphores() {
+    return semaphores;
   }
 
   /** Runs {@code task} on the client's event thread (see {@link Notices#tell}). */

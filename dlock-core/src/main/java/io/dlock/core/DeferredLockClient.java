@@ -174,8 +174,8 @@ public final class DeferredLockClient implements LockClient, SemaphoreHost {
   @Override
   public void permitGranted(String grantName) {
     LockClient client = connected();
-    if (client instanceof SemaphoreHost host) {
-      host.permitGranted(grantName);
+    if (client instanceof CoreLockClient core) {
+      core.semaphores().permitGranted(grantName);
     }
   }
 
@@ -186,8 +186,8 @@ public final class DeferredLockClient implements LockClient, SemaphoreHost {
    *     (not a cast's ClassCastException, thrown where a grant was already made)
    */
   static SemaphoreHost host(LockClient connected) {
-    if (connected instanceof SemaphoreHost host) {
-      return host;
+    if (connected instanceof CoreLockClient core) {
+      return core.semaphores();
     }
     throw new UnsupportedOperationException(
         "Semaphores of a client that connects later need the core's client, but the connect"
