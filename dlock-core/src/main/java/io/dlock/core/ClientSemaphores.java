@@ -30,6 +30,7 @@ final class ClientSemaphores implements SemaphoreHost {
 
   @Override
   public <T> T callStore(Function<PermitStore, CompletableFuture<T>> call, String what) {
+    client.ensureOpen(); // a closed client's backend is closed: say so, not "unavailable"
     return BackendCalls.await(
         call.apply(abilities.permitStore()),
         client.operationTimeoutNanos(),
