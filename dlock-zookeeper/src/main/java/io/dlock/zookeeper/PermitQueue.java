@@ -78,17 +78,22 @@ final class PermitQueue {
    * One attempt of {@link io.dlock.spi.PermitStore#tryAcquire}.
    *
    * @param key the semaphore and the owner's key (the raw key: it is hashed for node names)
+   * @param askedAt when the core asked, on {@link LeaseEndTimer#now}'s clock: the core counts the
+   *     grant's lease from then (see {@link #inTime})
    * @param description {@link LockPaths#description}, made on the caller's thread
    */
   AcquireResult acquire(
-      LockAndOwner key, int permits, int count, long leaseNanos, String description)
+      LockAndOwner key, int permits, int count, long leaseNanos, long askedAt, String description)
       throws Exception {
     String parent = paths.semaphorePath(key.lockName());
     String ownerKey = LockPaths.ownerKey(key.owner());
+    long slowest = 0; // the slowest round trip of this attempt so far
     for (int round = 0; round < MAX_ROUNDS; round++) {
       failures.ensureConnected();
       Stat parentStat = new Stat();
+      long listing = leaseTimer.now();
       List<String> children = children(parent, parentStat);
+      slowest = Math.max(slowest, leaseTimer.now() - listing);
       PermitPaths.Holder mine = holderOf(children, ownerKey);
       if (mine != null) {
         AcquireResult repeated = repeated(key, parent + "/" + mine.name(), leaseNanos);
@@ -106,7 +111,9 @@ final class PermitQueue {
         }
       }
       if (position < 0) {
+        long creating = leaseTimer.now();
         createWaiter(parent, ownerKey, count);
+        slowest = Math.max(slowest, leaseTimer.now() - creating);
         continue; // its place is read with the version the grant is checked against
       }
       for (int i = position + 1; i < queue.size(); i++) {
@@ -128,6 +135,11 @@ final class PermitQueue {
       List<PermitPaths.Holder> holders = PermitPaths.holders(children);
       int held = holders.stream().mapToInt(PermitPaths.Holder::count).sum();
       if (held + count <= permits) {
+        if (!inTime(askedAt, slowest, leaseNanos)) {
+          // Granted now, the permit would be lost at its first renewal: the core asks again at
+          // once (this waiter node keeps its place) and counts the lease from then.
+          return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
+        }
         AcquireResult granted =
             grant(
                 key, parent, parentStat.getVersion(), queue.get(0), count, leaseNanos, description);
@@ -144,6 +156,20 @@ final class PermitQueue {
     }
     // The queue kept changing under us and no watch may be left set: have the core try again.
     return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
+  }
+
+  /**
+   * Whether a grant sent now would be of use: the core trusts the lease from {@code askedAt} (the
+   * server's lease cannot have begun earlier) and renews it a third of the way in, so the grant's
+   * answer and then its first renewal's must both come back within the lease, with a tenth of it to
+   * spare. An attempt that spent round trips queueing (list, create, list; or a grant beaten by
+   * another and counted again) can have used most of the lease before it grants: on a slow path (a
+   * tenth of the lease each way) the permit was then reported EXPIRED moments after it was handed
+   * out. Each round trip still to come is estimated by the attempt's slowest so far.
+   */
+  private boolean inTime(long askedAt, long slowest, long leaseNanos) {
+    long answeredBy = leaseTimer.now() - askedAt + 2 * slowest;
+    return answeredBy <= leaseNanos - leaseNanos / 10;
   }
 
   /**

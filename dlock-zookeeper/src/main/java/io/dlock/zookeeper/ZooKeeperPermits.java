@@ -94,10 +94,11 @@ final class ZooKeeperPermits implements PermitStore {
     String description =
         LockPaths.description(System.currentTimeMillis(), HolderDescription.of(owner));
     waiters.asked(key); // woken from now on by a session change, until granted or given up
+    long askedAt = leaseTimer.now(); // the core counts the lease from about now
     return calls.submit(
         key,
         "acquire permits of '" + semaphore + "'",
-        () -> queue.acquire(key, permits, count, lease.toNanos(), description));
+        () -> queue.acquire(key, permits, count, lease.toNanos(), askedAt, description));
   }
 
   @Override
