@@ -78,6 +78,9 @@ final class RedisConnections {
         ClientOptions.builder()
             .autoReconnect(true)
             // Fail at once while disconnected instead of queueing: a caller's wait is bounded.
+            // Load-bearing for replica acknowledgement too: Lettuce then fails the commands in
+            // flight when a connection drops rather than re-sending them, and a WAIT re-sent on a
+            // new connection (which wrote nothing) would count replicas that lack the grant.
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
             .socketOptions(socketOptions(settings))
@@ -126,6 +129,8 @@ final class RedisConnections {
     client.setOptions(
         ClusterClientOptions.builder()
             .autoReconnect(true)
+            // As for a single node (above): fail in-flight and disconnected commands, never
+            // re-send.
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
             .socketOptions(socketOptions(settings))
