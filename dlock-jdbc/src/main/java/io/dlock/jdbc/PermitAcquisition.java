@@ -35,16 +35,13 @@ final class PermitAcquisition {
     this.dropEnded = "DELETE FROM " + permits + " WHERE semaphore = ? AND expires_at <= " + now;
     // The owner's token (a repeated request), the permits held and the soonest lease end, of the
     // live grants; read under the counter row's lock, so no acquisition of the semaphore is
-    // between.
+    // between, and under the grants' row locks where the dialect has them (see liveGrants).
     this.summary =
         "SELECT MAX(CASE WHEN owner = ? THEN token END), COALESCE(SUM(permits), 0),"
             + " MIN(expires_at) - "
             + now
             + " FROM "
-            + permits
-            + " WHERE semaphore = ? AND expires_at > "
-            + now
-            + statements.summaryLocking();
+            + statements.liveGrants();
     // A repeat never shortens the lease: the first request's answer may be on its way still.
     this.extend =
         "UPDATE "

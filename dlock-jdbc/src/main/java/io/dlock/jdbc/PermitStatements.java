@@ -72,9 +72,15 @@ abstract class PermitStatements {
    */
   abstract String createCounterSql();
 
-  /** Appended to the acquisition's read of the live grants: the MySQL family's locking read. */
-  String summaryLocking() {
-    return "";
+  /**
+   * What the acquisition's summary reads the live grants of a semaphore from (one parameter, the
+   * semaphore's name), under the counter row's lock. It must wait for a grant's row changed and not
+   * yet committed, and then count that row as committed: a renewal evaluated before the lease ended
+   * but committed after it would otherwise be read as ended, and revived after the permits were
+   * granted again. Here a plain read (H2); the other dialects lock the rows they read.
+   */
+  String liveGrants() {
+    return permits + " WHERE semaphore = ? AND expires_at > " + nowMillis();
   }
 
   /** After a release or a forced one, in its transaction: wakes waiters where the dialect can. */
