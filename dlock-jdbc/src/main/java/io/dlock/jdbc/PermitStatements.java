@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SQL of one dialect for leased semaphores in {@link JdbcLockMode#LEASE_ROW} mode: a grant is a
@@ -36,6 +37,9 @@ abstract class PermitStatements {
 
   final int queryTimeoutSeconds;
 
+  /** The statement timeout in milliseconds, as configured. */
+  final long statementTimeoutMillis;
+
   private final String release;
   private final String renewOne;
   private final String holds;
@@ -47,6 +51,7 @@ abstract class PermitStatements {
     this.semaphores = table + "_semaphores";
     this.permits = table + "_permits";
     this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
+    this.statementTimeoutMillis = statementTimeout.toMillis();
     String now = nowMillis();
     String grant = " WHERE semaphore = ? AND owner = ? AND token = ? AND expires_at > " + now;
     this.release = "DELETE FROM " + permits + grant;
@@ -213,6 +218,21 @@ abstract class PermitStatements {
 
   final PreparedStatement prepare(Connection c, String sql) throws SQLException {
     return LockStatements.prepare(c, sql, queryTimeoutSeconds);
+  }
+
+  /**
+   * Locks the counter row of {@code semaphore} until the transaction on {@code c} ends.
+   *
+   * @return its fence, or null if the row is missing
+   */
+  @Nullable Long lockCounter(Connection c, String semaphore) throws SQLException {
+    try (PreparedStatement ps =
+        prepare(c, "SELECT fence FROM " + semaphores + " WHERE name = ? FOR UPDATE")) {
+      ps.setString(1, semaphore);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
   }
 
   /** {@link #createCounterSql()} in autocommit. */
