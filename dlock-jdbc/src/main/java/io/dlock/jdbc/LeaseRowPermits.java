@@ -9,6 +9,7 @@ import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseListener;
 import io.dlock.spi.ReleaseResult;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class LeaseRowPermits implements PermitStore {
   private static final int RENEW_BATCH = 500;
+  // Owner keys are ASCII, where String order is byte order (PostgreSQL's COLLATE "C").
+  private static final Comparator<HeldLease> LOCK_ORDER =
+      Comparator.comparing(HeldLease::lockName).thenComparing(lease -> lease.owner().key());
 
   private final PermitStatements statements;
   private final PermitAcquisition acquisition;
@@ -80,13 +84,17 @@ final class LeaseRowPermits implements PermitStore {
     if (leases.isEmpty()) {
       return CompletableFuture.completedFuture(Set.of());
     }
+    // In the order the acquisitions lock a semaphore's grants (see
+    // PostgresPermitStatements#liveGrants): a batch run as one transaction never waits for an
+    // acquisition that waits for it.
+    List<HeldLease> ordered = leases.stream().sorted(LOCK_ORDER).toList();
     return calls.call(
         "renew " + leases.size() + " permit lease(s)",
         c -> {
           Set<HeldLease> gone = new HashSet<>();
-          for (int from = 0; from < leases.size(); from += RENEW_BATCH) {
+          for (int from = 0; from < ordered.size(); from += RENEW_BATCH) {
             List<HeldLease> batch =
-                leases.subList(from, Math.min(leases.size(), from + RENEW_BATCH));
+                ordered.subList(from, Math.min(ordered.size(), from + RENEW_BATCH));
             for (int position : statements.renew(c, batch)) {
               gone.add(batch.get(position));
             }

@@ -24,7 +24,7 @@ final class MySqlPermitStatements extends PermitStatements {
   }
 
   @Override
-  String summaryLocking() {
-    return " FOR UPDATE";
+  String liveGrants() {
+    return super.liveGrants() + " FOR UPDATE";
   }
 }

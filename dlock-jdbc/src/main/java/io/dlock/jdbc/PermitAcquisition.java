@@ -18,7 +18,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class PermitAcquisition {
   private final PermitStatements statements;
-  private final String lockCounter;
   private final String dropEnded;
   private final String summary;
   private final String extend;
@@ -31,20 +30,16 @@ final class PermitAcquisition {
     String semaphores = statements.semaphores;
     String permits = statements.permits;
     String now = statements.nowMillis();
-    this.lockCounter = "SELECT fence FROM " + semaphores + " WHERE name = ? FOR UPDATE";
     this.dropEnded = "DELETE FROM " + permits + " WHERE semaphore = ? AND expires_at <= " + now;
     // The owner's token (a repeated request), the permits held and the soonest lease end, of the
     // live grants; read under the counter row's lock, so no acquisition of the semaphore is
-    // between.
+    // between, and under the grants' row locks where the dialect has them (see liveGrants).
     this.summary =
         "SELECT MAX(CASE WHEN owner = ? THEN token END), COALESCE(SUM(permits), 0),"
             + " MIN(expires_at) - "
             + now
             + " FROM "
-            + permits
-            + " WHERE semaphore = ? AND expires_at > "
-            + now
-            + statements.summaryLocking();
+            + statements.liveGrants();
     // A repeat never shortens the lease: the first request's answer may be on its way still.
     this.extend =
         "UPDATE "
@@ -194,12 +189,7 @@ final class PermitAcquisition {
 
   /** The counter row's fence, locked until the transaction ends; null if the row is missing. */
   private @Nullable Long lockCounter(Connection c, String semaphore) throws SQLException {
-    try (PreparedStatement ps = prepare(c, lockCounter)) {
-      ps.setString(1, semaphore);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : null;
-      }
-    }
+    return statements.lockCounter(c, semaphore);
   }
 
   private void grant(

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SQL of one dialect for leased semaphores in {@link JdbcLockMode#LEASE_ROW} mode: a grant is a
@@ -36,6 +37,9 @@ abstract class PermitStatements {
 
   final int queryTimeoutSeconds;
 
+  /** The statement timeout in milliseconds, as configured. */
+  final long statementTimeoutMillis;
+
   private final String release;
   private final String renewOne;
   private final String holds;
@@ -47,6 +51,7 @@ abstract class PermitStatements {
     this.semaphores = table + "_semaphores";
     this.permits = table + "_permits";
     this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
+    this.statementTimeoutMillis = statementTimeout.toMillis();
     String now = nowMillis();
     String grant = " WHERE semaphore = ? AND owner = ? AND token = ? AND expires_at > " + now;
     this.release = "DELETE FROM " + permits + grant;
@@ -72,9 +77,15 @@ abstract class PermitStatements {
    */
   abstract String createCounterSql();
 
-  /** Appended to the acquisition's read of the live grants: the MySQL family's locking read. */
-  String summaryLocking() {
-    return "";
+  /**
+   * What the acquisition's summary reads the live grants of a semaphore from (one parameter, the
+   * semaphore's name), under the counter row's lock. It must wait for a grant's row changed and not
+   * yet committed, and then count that row as committed: a renewal evaluated before the lease ended
+   * but committed after it would otherwise be read as ended, and revived after the permits were
+   * granted again. Here a plain read (H2); the other dialects lock the rows they read.
+   */
+  String liveGrants() {
+    return permits + " WHERE semaphore = ? AND expires_at > " + nowMillis();
   }
 
   /** After a release or a forced one, in its transaction: wakes waiters where the dialect can. */
@@ -207,6 +218,21 @@ abstract class PermitStatements {
 
   final PreparedStatement prepare(Connection c, String sql) throws SQLException {
     return LockStatements.prepare(c, sql, queryTimeoutSeconds);
+  }
+
+  /**
+   * Locks the counter row of {@code semaphore} until the transaction on {@code c} ends.
+   *
+   * @return its fence, or null if the row is missing
+   */
+  @Nullable Long lockCounter(Connection c, String semaphore) throws SQLException {
+    try (PreparedStatement ps =
+        prepare(c, "SELECT fence FROM " + semaphores + " WHERE name = ? FOR UPDATE")) {
+      ps.setString(1, semaphore);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
   }
 
   /** {@link #createCounterSql()} in autocommit. */

@@ -26,10 +26,15 @@ final class PostgresPermitStatements extends PermitStatements {
 
   private final String channel;
   private final String releaseAndSignal;
+  private final String lockCounterBounded;
 
   PostgresPermitStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
     this.channel = PostgresDialect.channel(table);
+    this.lockCounterBounded =
+        "SELECT fence, set_config('idle_in_transaction_session_timeout', ?, true) FROM "
+            + semaphores
+            + " WHERE name = ? FOR UPDATE";
     this.releaseAndSignal =
         """
         WITH d AS (DELETE FROM %1$s WHERE semaphore = ? AND owner = ? AND token = ?
@@ -53,6 +58,46 @@ final class PostgresPermitStatements extends PermitStatements {
   @Override
   String nowMillis() {
     return PostgresDialect.NOW_MILLIS;
+  }
+
+  /**
+   * A locking read (PostgreSQL refuses {@code FOR UPDATE} beside an aggregate, so in a subquery): a
+   * plain read sees the last committed version of a row whose renewal is still uncommitted, which
+   * may have ended (found by review: {@code PermitRenewalRaceTest}). The lease end is judged
+   * outside the subquery, on the rows as locked: {@code OFFSET 0} keeps the planner from pushing
+   * that condition into the scan below the lock (it does, even with {@code clock_timestamp()}),
+   * where the old version would be dropped before the lock waits for the new one. Every grant of
+   * the semaphore, ended or not, is locked, in the order of the owner keys, the order {@link
+   * LeaseRowPermits#renew} sends a batch in (pgjdbc runs a batch in autocommit as one transaction):
+   * the two never wait for each other in a cycle.
+   */
+  @Override
+  String liveGrants() {
+    return "(SELECT owner, token, permits, expires_at FROM "
+        + permits
+        + " WHERE semaphore = ? ORDER BY owner COLLATE \"C\" OFFSET 0 FOR UPDATE) g"
+        + " WHERE expires_at > "
+        + nowMillis();
+  }
+
+  /**
+   * Also bounds, on the server, how long this transaction may idle between two statements: half the
+   * statement timeout, so that an acquirer waiting for the counter row (at most the statement
+   * timeout) outlasts it. An acquirer that goes silent while it holds the row (a frozen process, a
+   * cut network) is otherwise kept by the server until TCP keepalive gives up, hours, and with it
+   * the row and the grants' row locks: every acquisition and renewal of the semaphore would fail
+   * (found by review: {@code PermitSilentAcquirerTest}). A {@code SET LOCAL}: it ends with the
+   * transaction, so the pooled connection keeps its own setting.
+   */
+  @Override
+  @Nullable Long lockCounter(Connection c, String semaphore) throws SQLException {
+    try (PreparedStatement ps = prepare(c, lockCounterBounded)) {
+      ps.setString(1, Long.toString(Math.max(1, statementTimeoutMillis / 2)));
+      ps.setString(2, semaphore);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
   }
 
   @Override
