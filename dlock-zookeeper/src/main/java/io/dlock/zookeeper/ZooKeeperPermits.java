@@ -50,7 +50,7 @@ final class ZooKeeperPermits implements PermitStore {
   private final CuratorFramework client;
   private final OrderedCalls calls;
   private final LeaseEndTimer<PermitHold> leaseTimer;
-  private final PermitWaiters waiters = new PermitWaiters();
+  private final PermitWaiters waiters;
   private final PermitQueue queue;
   private final PermitHolds holders;
   private final ConnectionStateListener connectionListener = (c, state) -> onConnection(state);
@@ -74,6 +74,7 @@ final class ZooKeeperPermits implements PermitStore {
     this.client = client;
     this.calls = calls;
     this.leaseTimer = new LeaseEndTimer<>(timer, this::leaseDue);
+    this.waiters = new PermitWaiters(client);
     PermitPaths paths = new PermitPaths(lockRoot);
     ConcurrentHashMap<LockAndOwner, PermitHold> holds = new ConcurrentHashMap<>();
     this.queue = new PermitQueue(client, paths, failures, holds, leaseTimer, waiters);
