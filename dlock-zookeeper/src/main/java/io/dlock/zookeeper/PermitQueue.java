@@ -16,7 +16,6 @@ import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.api.transaction.OperationType;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -122,7 +121,7 @@ final class PermitQueue {
           deleteQuietly(parent + "/" + queue.get(i).name());
         }
       }
-      Watcher watcher = waiters.watcher(key);
+      PermitWaiters.Watch watcher = waiters.watcher(key);
       if (watcher == null) {
         return new AcquireResult.Held(RETRY_WITHOUT_WATCH); // gave up meanwhile: no signal needed
       }
@@ -297,12 +296,15 @@ final class PermitQueue {
    * Sets {@code watcher} on {@code path}; false if the node is gone. getData, not exists: on a
    * missing node exists would leave a watch for its creation.
    */
-  private boolean watch(Watcher watcher, String path) throws Exception {
+  private boolean watch(PermitWaiters.Watch watcher, String path) throws Exception {
+    watcher.setting(path);
     try {
       client.getData().usingWatcher(watcher).forPath(path);
       return true;
     } catch (KeeperException.NoNodeException e) {
       return false;
+    } finally {
+      watcher.settled(path);
     }
   }
 
@@ -310,18 +312,25 @@ final class PermitQueue {
    * Watches every holder, the requests pipelined on the one connection (one round trip however many
    * holders); false if one is gone already (there may be room: look again).
    */
-  private boolean watchAll(Watcher watcher, String parent, List<PermitPaths.Holder> holders)
+  private boolean watchAll(
+      PermitWaiters.Watch watcher, String parent, List<PermitPaths.Holder> holders)
       throws Exception {
     List<CompletableFuture<KeeperException.Code>> answers = new ArrayList<>(holders.size());
     for (PermitPaths.Holder holder : holders) {
       CompletableFuture<KeeperException.Code> answer = new CompletableFuture<>();
       answers.add(answer);
+      String path = parent + "/" + holder.name();
+      watcher.setting(path);
       client
           .getData()
           .usingWatcher(watcher)
           .inBackground(
-              (c, event) -> answer.complete(KeeperException.Code.get(event.getResultCode())))
-          .forPath(parent + "/" + holder.name());
+              (c, event) -> {
+                // On the event thread, after the client registered the watcher (on success).
+                watcher.settled(path);
+                answer.complete(KeeperException.Code.get(event.getResultCode()));
+              })
+          .forPath(path);
     }
     boolean all = true;
     for (CompletableFuture<KeeperException.Code> answer : answers) {

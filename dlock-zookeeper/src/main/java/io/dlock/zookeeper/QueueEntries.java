@@ -6,8 +6,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The backend's bookkeeping: one {@link QueueEntry} per lock and owner with a node, a hold or a
@@ -15,9 +13,6 @@ import org.slf4j.LoggerFactory;
  * renewal, the lease ends and the session handling all read and change.
  */
 final class QueueEntries {
-  // The backend's logger: what this logs is configured under the backend's name.
-  private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
-
   private final ConcurrentHashMap<LockAndOwner, QueueEntry> entries = new ConcurrentHashMap<>();
   private final CuratorFramework client;
   private final QueueNodes nodes;
@@ -76,20 +71,11 @@ final class QueueEntries {
     leaseTimer.unregister(entry);
     PredecessorWatch watch = entry.watch;
     Watcher watcher = watch == null || watch.fired ? null : watch.watcher;
-    if (watch != null && watcher != null && client.getZookeeperClient().isConnected()) {
-      String watched = watch.path;
-      // Remove the predecessor watch so that an abandoned waiter costs no later notification.
-      try {
-        client
-            .watchers()
-            .remove(watcher)
-            .ofType(Watcher.WatcherType.Data)
-            .quietly()
-            .inBackground()
-            .forPath(watched);
-      } catch (Exception e) {
-        log.debug("Could not remove the watch on {}: {}", watched, e.toString());
-      }
+    if (watch != null && watcher != null) {
+      // Remove the predecessor watch so that an abandoned waiter costs no later notification,
+      // and its watcher does not stay in the client's table while the predecessor lives; locally
+      // too when not connected (the watch would otherwise stay until the predecessor changes).
+      DataWatches.remove(client, watcher, watch.path);
     }
     entry.watch = null;
     SharedNodeWatch shared = entry.sharedWatch;

@@ -187,13 +187,15 @@ final class QueueRelease {
     // If the connection is down, it is retried once the same session is back.
     // When nothing is pending for the key, the delete is sent from this thread, before any later
     // request of this client: a new attempt of the same client never sees the abandoned node.
+    DeferredCleanups deferred = session.abandonAfterReconnect();
+    long generation = deferred.generation(); // before the clean-up can fail
     calls
         .submitAsync(key, "abandon wait for '" + lockName + "'", false, () -> leaveFast(key))
         .whenComplete(
             (v, failure) -> {
               if (failure != null) {
                 log.debug("Abandon of '{}' deferred: {}", lockName, failure.toString());
-                session.abandonAfterReconnect(key);
+                deferred.failed(key, generation);
               }
             });
     return CompletableFuture.completedFuture(null);

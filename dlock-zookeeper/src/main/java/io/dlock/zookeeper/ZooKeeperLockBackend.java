@@ -382,4 +382,9 @@ public final class ZooKeeperLockBackend
   void beforeJoinWrite(java.util.function.@Nullable Consumer<String> hook) {
     joinedHolds.beforeJoinWrite(hook);
   }
+
+  /** For tests: the lock waits' clean-ups kept for the reconnection. */
+  DeferredCleanups deferredAbandons() {
+    return session.abandonAfterReconnect();
+  }
 }

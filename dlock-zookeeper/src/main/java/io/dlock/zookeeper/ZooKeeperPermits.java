@@ -50,13 +50,13 @@ final class ZooKeeperPermits implements PermitStore {
   private final CuratorFramework client;
   private final OrderedCalls calls;
   private final LeaseEndTimer<PermitHold> leaseTimer;
-  private final PermitWaiters waiters = new PermitWaiters();
+  private final PermitWaiters waiters;
   private final PermitQueue queue;
   private final PermitHolds holders;
   private final ConnectionStateListener connectionListener = (c, state) -> onConnection(state);
 
   /** Waits whose clean-up failed for want of a connection: retried when it is back. */
-  private final Set<LockAndOwner> leaveAfterReconnect = ConcurrentHashMap.newKeySet();
+  private final DeferredCleanups leaveAfterReconnect = new DeferredCleanups(this::leave);
 
   /**
    * @param lockRoot the backend's root path
@@ -74,6 +74,7 @@ final class ZooKeeperPermits implements PermitStore {
     this.client = client;
     this.calls = calls;
     this.leaseTimer = new LeaseEndTimer<>(timer, this::leaseDue);
+    this.waiters = new PermitWaiters(client);
     PermitPaths paths = new PermitPaths(lockRoot);
     ConcurrentHashMap<LockAndOwner, PermitHold> holds = new ConcurrentHashMap<>();
     this.queue = new PermitQueue(client, paths, failures, holds, leaseTimer, waiters);
@@ -141,6 +142,7 @@ final class ZooKeeperPermits implements PermitStore {
   }
 
   private void leave(LockAndOwner key) {
+    long generation = leaveAfterReconnect.generation(); // before the clean-up can fail
     calls
         .submit(
             key,
@@ -154,7 +156,7 @@ final class ZooKeeperPermits implements PermitStore {
             (v, failure) -> {
               if (failure != null) {
                 log.debug("Abandon of permits of '{}' deferred: {}", key.lockName(), failure);
-                leaveAfterReconnect.add(key);
+                leaveAfterReconnect.failed(key, generation);
               }
             });
   }
@@ -197,12 +199,15 @@ final class ZooKeeperPermits implements PermitStore {
     if (state == ConnectionState.LOST) {
       waiters.wakeAll("ZooKeeper session lost");
     } else if (state == ConnectionState.RECONNECTED) {
-      for (LockAndOwner key : List.copyOf(leaveAfterReconnect)) {
-        leaveAfterReconnect.remove(key);
-        leave(key);
-      }
+      // With either session: a new one's nodes are gone, and the clean-up then finds none.
+      leaveAfterReconnect.reconnected();
       waiters.wakeAll("ZooKeeper connection back");
     }
+  }
+
+  /** The deferred clean-ups of waits; for tests. */
+  DeferredCleanups deferredLeaves() {
+    return leaveAfterReconnect;
   }
 
   /** Stops listening to the connection (the backend's threads are the backend's to stop). */

@@ -2,10 +2,7 @@ package io.dlock.zookeeper;
 
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.ReleaseListener;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
@@ -37,11 +34,10 @@ final class ZooKeeperSession {
   private final JoinedHolds joinedHolds;
   private final WaiterWakeUps wakeUps;
   private final Map<String, ReleaseListener> listeners;
-  private final Consumer<LockAndOwner> retryAbandon;
   private final ConnectionStateListener connectionListener = this::onConnectionState;
 
   /** Waits whose clean-up failed for want of a connection: retried on reconnection. */
-  private final Set<LockAndOwner> abandonAfterReconnect = ConcurrentHashMap.newKeySet();
+  private final DeferredCleanups abandonAfterReconnect;
 
   private volatile @Nullable BackendEvents events;
   private volatile long sessionId;
@@ -78,7 +74,7 @@ final class ZooKeeperSession {
     this.joinedHolds = joinedHolds;
     this.wakeUps = wakeUps;
     this.listeners = listeners;
-    this.retryAbandon = retryAbandon;
+    this.abandonAfterReconnect = new DeferredCleanups(retryAbandon);
   }
 
   private final java.util.concurrent.atomic.AtomicBoolean started =
@@ -121,9 +117,12 @@ final class ZooKeeperSession {
     return events;
   }
 
-  /** The clean-up of {@code key}'s wait failed for want of a connection: retry on reconnection. */
-  void abandonAfterReconnect(LockAndOwner key) {
-    abandonAfterReconnect.add(key);
+  /**
+   * The clean-ups of waits that failed for want of a connection, retried once the same session is
+   * back (see {@link DeferredCleanups} for the generation a clean-up notes before it starts).
+   */
+  DeferredCleanups abandonAfterReconnect() {
+    return abandonAfterReconnect;
   }
 
   /**
@@ -176,10 +175,7 @@ final class ZooKeeperSession {
           wakeUps.wakeAll(listeners, detail);
         } else {
           lossApplied = false;
-          for (LockAndOwner key : List.copyOf(abandonAfterReconnect)) {
-            abandonAfterReconnect.remove(key);
-            retryAbandon.accept(key);
-          }
+          abandonAfterReconnect.reconnected();
           if (sink != null) {
             sink.connectionRestored();
           }
@@ -202,7 +198,7 @@ final class ZooKeeperSession {
   }
 
   private void sessionLost(String detail, @Nullable BackendEvents sink) {
-    abandonAfterReconnect.clear();
+    abandonAfterReconnect.sessionLost();
     entries.forgetSession();
     if (sink != null) {
       sink.sessionLost(detail);
