@@ -13,10 +13,10 @@ import java.util.List;
  *   <li>every wait of the worker's threads open when the close began ends within the operation
  *       timeout (refused: the client is closed), not at its own wait's end, nor never;
  *   <li>no thread of the worker is granted anything from the close's begin until its new client;
- *   <li>no other client waits for the lock, from the close to its next grant to another client,
- *       longer than the next-grant bound (the probe waits for it from the close): the hold is
- *       freed, and no lock is left held by nobody. The gap this begins is judged here alone ({@link
- *       RunHistory#begunByAClose}).
+ *   <li>no other client waits for the lock, from the close to its next grant to another client (the
+ *       worker's new client counts as another), longer than the next-grant bound (the probe waits
+ *       for it from the close): the hold is freed, and no lock is left held by nobody. The gap this
+ *       begins is judged here alone ({@link RunHistory#begunByAClose}).
  * </ul>
  */
 final class ClientCloseCriterion implements Criterion {
@@ -78,9 +78,13 @@ final class ClientCloseCriterion implements Criterion {
                   + " began to close");
         }
       }
+      // The next grant to another client: another worker's, or the closing worker's own new
+      // client's (a new owner, which could only be granted once the closed client's hold was
+      // freed; on a backend without wake-ups, the closing worker, asking again at once, often wins
+      // against waiters that poll: the MariaDB election soak of 2026-12-03).
       long next =
           run.byLock.getOrDefault(lock, List.of()).stream()
-              .filter(h -> !ofWorker(h.source, worker) && h.start > t)
+              .filter(h -> h.start > t && (!ofWorker(h.source, worker) || h.start >= reopened))
               .mapToLong(h -> h.start)
               .min()
               .orElse(run.lastEvent());

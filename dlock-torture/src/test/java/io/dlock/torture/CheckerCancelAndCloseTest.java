@@ -201,6 +201,34 @@ class CheckerCancelAndCloseTest {
                 + " client 4800 ms after), over the bound of 3666 ms");
   }
 
+  /**
+   * From the MariaDB election soak (2026-12-03): the closing worker's new client asks at once and
+   * wins the lock against waiters that poll, and holds it past the bound. The closed client's hold
+   * was freed (a new owner was granted), so the lock was never held by nobody's account.
+   */
+  @Test
+  void aLockTakenAtOnceByTheClosedWorkersNewClient_passes_whileAnotherWaitsOn() {
+    clientClosedHoldingWithWaiters(6_000);
+    history.removeIf(e -> e.source().equals("probe") && e.token() == 2);
+    hold("probe", "a", 3, 6_000, 6_001);
+    hold("w1", "a", 2, 1_200, 5_900);
+    assertThat(check(Scenario.CLIENT_CLOSE, 1).failures()).isEmpty();
+  }
+
+  /** The negative control of the one above: the new client's grant comes past the bound. */
+  @Test
+  void aLockTakenByTheClosedWorkersNewClientOnlyPastTheBound_fails() {
+    clientClosedHoldingWithWaiters(6_000);
+    history.removeIf(e -> e.source().equals("probe") && e.token() == 2);
+    hold("probe", "a", 3, 6_000, 6_001);
+    hold("w1", "a", 2, 4_900, 5_900);
+    assertThat(check(Scenario.CLIENT_CLOSE, 1).failures())
+        .anyMatch(
+            f ->
+                f.startsWith(ClientCloseCriterion.PREFIX + "a was held by nobody's account for")
+                    && f.contains("(next granted to another client 3900 ms after)"));
+  }
+
   @Test
   void aCloseAfterWhichNobodyElseWantsTheLock_passesWithoutAnotherGrant() {
     clientClosedHoldingWithWaiters(1_020);
