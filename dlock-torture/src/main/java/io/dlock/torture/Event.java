@@ -38,6 +38,11 @@ record Event(long nanos, String source, Kind kind, String lock, long token, Stri
     UWRITE,
     FREAD,
     FWRITE,
+    /**
+     * A semaphore run's fence found a token it had seen listed no longer listed by the backend
+     * ({@link PermitFence}): by then the server no longer counted that grant's permits.
+     */
+    FDELISTED,
     /** Faults injected; detail names the victim or the fault's parameters. */
     KILL,
     STOP,

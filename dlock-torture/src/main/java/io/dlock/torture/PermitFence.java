@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -40,6 +41,7 @@ final class PermitFence {
   static final String OK = "ok";
 
   private final Function<String, Set<Long>> liveTokens;
+  private final BiConsumer<String, Long> delisted;
   private final ReentrantLock checking = new ReentrantLock();
   private final Map<String, Set<Long>> listed = new HashMap<>();
   private final Map<String, Set<Long>> revoked = new HashMap<>();
@@ -50,7 +52,17 @@ final class PermitFence {
    *     backend cannot be asked
    */
   PermitFence(Function<String, Set<Long>> liveTokens) {
+    this(liveTokens, (semaphore, token) -> {});
+  }
+
+  /**
+   * @param delisted told, once per token and before the check answers, of each token seen listed
+   *     before that the backend no longer lists: the latest time by which the server stopped
+   *     counting that grant's permits ({@link PermitReturnCriterion} reads it)
+   */
+  PermitFence(Function<String, Set<Long>> liveTokens, BiConsumer<String, Long> delisted) {
     this.liveTokens = liveTokens;
+    this.delisted = delisted;
   }
 
   /**
@@ -77,8 +89,8 @@ final class PermitFence {
     Set<Long> seen = listed.computeIfAbsent(semaphore, s -> new HashSet<>());
     Set<Long> gone = revoked.computeIfAbsent(semaphore, s -> new HashSet<>());
     for (Long t : new HashSet<>(seen)) {
-      if (!live.contains(t)) {
-        gone.add(t);
+      if (!live.contains(t) && gone.add(t)) {
+        delisted.accept(semaphore, t);
       }
     }
     if (gone.contains(token)) {

@@ -14,7 +14,8 @@ import java.util.List;
  * that, with the victim's, the bound would be exceeded ({@link PermitOccupancy#provenBack}). The
  * workers all take the semaphore's permits all the time, so such a grant comes as soon as the
  * permits are free; the run's calm after each fault lasts past the bound, so a history without one
- * by then fails the run.
+ * by then fails the run. The fence's finding that the backend no longer lists the victim's grant
+ * ({@link Event.Kind#FDELISTED}) is evidence too: the earlier of the two counts.
  */
 final class PermitReturnCriterion implements Criterion {
   final long worst;
@@ -36,7 +37,10 @@ final class PermitReturnCriterion implements Criterion {
               .orElse(null);
       int count = victim == null ? 1 : victim.count;
       long back =
-          new PermitOccupancy(holds, bound).provenBack(victim, count, f.nanos(), Long.MAX_VALUE);
+          Math.min(
+              new PermitOccupancy(holds, bound)
+                  .provenBack(victim, count, f.nanos(), Long.MAX_VALUE),
+              delistedAt(run, victim, f.nanos()));
       if (back != Long.MAX_VALUE) {
         toBack.add(back - f.nanos());
       } else if (run.lastEvent() >= f.nanos() + nextGrantBound.toNanos()) {
@@ -61,6 +65,28 @@ final class PermitReturnCriterion implements Criterion {
               + nextGrantBound.toMillis()
               + " ms");
     }
+  }
+
+  /**
+   * When the fence first found the victim's grant no longer listed by the backend, at the fault at
+   * the earliest, or {@link Long#MAX_VALUE}: the other evidence that its permits were back, for
+   * when no grant after the fault needed them (workers take one permit at a time, and with one of
+   * four killed and its replacement starting, a grant that needs the victim's permit may come late
+   * or not at all: the ZooKeeper partition and MariaDB kill soaks of 2026-12-03).
+   */
+  private static long delistedAt(RunHistory run, Hold victim, long fault) {
+    if (victim == null) {
+      return Long.MAX_VALUE;
+    }
+    return run.events.stream()
+        .filter(
+            e ->
+                e.kind() == Event.Kind.FDELISTED
+                    && e.lock().equals(victim.lock)
+                    && e.token() == victim.token)
+        .mapToLong(e -> Math.max(e.nanos(), fault))
+        .min()
+        .orElse(Long.MAX_VALUE);
   }
 
   int samples() {

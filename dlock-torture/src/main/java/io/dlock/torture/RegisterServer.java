@@ -279,6 +279,19 @@ final class RegisterServer implements AutoCloseable {
     entered.signalAll();
   }
 
+  /**
+   * A semaphore run's fence found {@code token} of {@code semaphore} no longer listed: recorded
+   * after the listing that showed it (a later time than the server's, so the evidence errs late).
+   */
+  void delisted(String semaphore, long token) {
+    lock.lock();
+    try {
+      history.append(Event.Kind.FDELISTED, semaphore, token, "");
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** A read or write of a semaphore run's fenced register, admitted by {@code fence}. */
   private String permitOperation(
       String op, String worker, String name, long token, PermitFence fence) {

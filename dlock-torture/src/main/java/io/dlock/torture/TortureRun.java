@@ -80,7 +80,7 @@ final class TortureRun {
     try (probe) {
       probe.connect();
       if (settings.workload() == Workload.SEMAPHORE) {
-        registers.fencePermits(new PermitFence(probe::permitTokens));
+        registers.fencePermits(new PermitFence(probe::permitTokens, registers::delisted));
       }
       for (int i = 0; i < settings.workers(); i++) {
         workers.spawn(

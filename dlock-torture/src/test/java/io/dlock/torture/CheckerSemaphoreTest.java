@@ -275,6 +275,31 @@ class CheckerSemaphoreTest {
                     "the permit(s) of w1 on torture-s never came back after the KILL at 2000 ms"));
   }
 
+  /**
+   * Regression (MariaDB kill and ZooKeeper partition soaks, 2026-12-03): no grant after the fault
+   * needed the victim's permit before the bound (the others took one at a time), but the fence
+   * found its grant no longer listed by the backend 2.3 s after the kill: back then.
+   */
+  @Test
+  void aKilledHoldersPermitDelistedWithinTheBound_passesWithoutAGrantThatNeedsIt() {
+    killedHolder(6000);
+    at(4300, "register", Kind.FDELISTED, S, 5, "");
+    RunResult result = check(Scenario.KILL, 1);
+    assertThat(result.failures()).isEmpty();
+    assertThat(result.worstNextGrantNanos()).isEqualTo(2300 * MS);
+  }
+
+  /** Its negative control: delisted too late, and another grant's delisting proves nothing. */
+  @Test
+  void aKilledHoldersPermitDelistedPastTheBound_fails() {
+    killedHolder(6000);
+    at(3000, "register", Kind.FDELISTED, S, 6, ""); // w2's, not the victim's
+    at(5900, "register", Kind.FDELISTED, S, 5, "");
+    RunResult result = check(Scenario.KILL, 1);
+    assertThat(result.failures())
+        .contains("permit(s) back after a fault took 3900 ms, over the bound of 3666 ms");
+  }
+
   // Criterion 4: every loss told once; a lost permit's late release frees nothing.
 
   @Test
