@@ -188,10 +188,12 @@ class LeaseRenewerTest {
     HeldRenewal renewal = holdRenewalAnswers();
     // Long leases: the renewal call waits a third of the lease (at most the operation timeout, 5 s)
     // in real time, which must outlast the test's steps on a loaded machine (3 s leases, 1 s,
-    // failed once in CI at a load of 6).
+    // failed once in CI at a load of 6). The renewer's first tick also waits a third of the lease
+    // in real time (its delays come from the fake times): 12 s leases give both 4 s (30 s leases
+    // made this test take 12 s).
     Lease renewed =
-        acquire("renewed", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(30)));
-    Lease fixed = acquire("fixed", LockOptions.defaults().withFixedLease(Duration.ofSeconds(12)));
+        acquire("renewed", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(12)));
+    Lease fixed = acquire("fixed", LockOptions.defaults().withFixedLease(Duration.ofSeconds(5)));
     List<LeaseLostEvent> fixedLost = new CopyOnWriteArrayList<>();
     fixed.onLost(fixedLost::add);
     long sentAt = grant(renewed).nextRenewalNanos();
