@@ -45,10 +45,11 @@ final class ConnectionBoundLocks implements ModeLocks {
 
   /**
    * The network timeout of a grant connection: past the statement timeout (every statement on it is
-   * short: a try-lock, a heartbeat, an unlock), so only a silent socket reaches it.
+   * short: a try-lock, a heartbeat, an unlock), so only a silent socket reaches it; the same as the
+   * backend's calls have ({@link SocketTimeouts#millis}).
    */
   static Duration networkTimeout(JdbcLockSettings settings) {
-    return settings.statementTimeout().plusSeconds(1);
+    return Duration.ofMillis(SocketTimeouts.millis(settings));
   }
 
   @Override

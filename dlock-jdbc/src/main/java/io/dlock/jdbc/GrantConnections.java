@@ -78,29 +78,18 @@ final class GrantConnections {
 
   /**
    * Sets the grant connection's network timeout, so that no read on it waits past that on a silent
-   * network (a stuck unlock or heartbeat fails, and the connection is closed). Drivers without one
-   * (H2 in process) have no network to wait on.
+   * network (a stuck unlock or heartbeat fails, and the connection is closed).
    *
-   * @return the timeout to restore before the connection goes back to the pool
+   * @return the timeout to restore before the connection goes back to the pool ({@link
+   *     SocketTimeouts#bound})
    */
   int boundSocket(Connection c) {
-    try {
-      int before = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis);
-      return before;
-    } catch (SQLException | UnsupportedOperationException e) {
-      log.debug("The driver has no network timeout: {}", e.toString());
-      return 0;
-    }
+    return SocketTimeouts.bound(c, networkTimeoutMillis);
   }
 
   /** Back to the pool, with the pool's network timeout. */
   static void giveBack(Connection c, int poolNetworkTimeout) throws SQLException {
-    try {
-      c.setNetworkTimeout(Runnable::run, poolNetworkTimeout);
-    } catch (SQLException | UnsupportedOperationException e) {
-      // no network timeout to restore
-    }
+    SocketTimeouts.restore(c, poolNetworkTimeout);
     c.close();
   }
 

@@ -30,6 +30,7 @@ final class JdbcCalls {
   private final DataSource dataSource;
   private final LockStatements statements;
   private final ExecutorService executor;
+  private final int networkTimeoutMillis;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
@@ -44,6 +45,7 @@ final class JdbcCalls {
     this.dataSource = dataSource;
     this.statements = statements;
     this.executor = DriverThreads.blockingCalls(threadPrefix, settings.maxConcurrentCalls());
+    this.networkTimeoutMillis = SocketTimeouts.millis(settings);
   }
 
   @FunctionalInterface
@@ -56,16 +58,26 @@ final class JdbcCalls {
     T run() throws SQLException;
   }
 
-  /** Runs {@code work} on a pooled connection, on the backend's executor. */
+  /**
+   * Runs {@code work} on a pooled connection, on the backend's executor. Every read on the
+   * connection is bounded ({@link SocketTimeouts}): on a silent network the thread gives up past
+   * the statement timeout, with the connection, instead of waiting in the read for TCP keepalive
+   * while the backend's few threads run out and every later call queues behind it.
+   */
   <T> CompletableFuture<T> call(String operation, SqlWork<T> work) {
     return run(
         operation,
         () -> {
           try (Connection c = dataSource.getConnection()) {
-            if (!c.getAutoCommit()) {
-              c.setAutoCommit(true); // each statement is atomic on its own
+            int poolNetworkTimeout = SocketTimeouts.bound(c, networkTimeoutMillis);
+            try {
+              if (!c.getAutoCommit()) {
+                c.setAutoCommit(true); // each statement is atomic on its own
+              }
+              return work.run(c);
+            } finally {
+              SocketTimeouts.restore(c, poolNetworkTimeout);
             }
-            return work.run(c);
           }
         });
   }

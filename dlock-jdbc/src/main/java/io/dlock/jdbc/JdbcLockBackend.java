@@ -83,7 +83,8 @@ public final class JdbcLockBackend
                 this::listenerOf,
                 this::wakeAllWatchers,
                 pooled::discard,
-                "dlock-jdbc-" + id + "-signals")
+                "dlock-jdbc-" + id + "-signals",
+                SocketTimeouts.millis(settings))
             : null;
     this.permits =
         permitStatements == null ? null : new LeaseRowPermits(permitStatements, calls, signals);

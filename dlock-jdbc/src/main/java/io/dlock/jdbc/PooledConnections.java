@@ -119,6 +119,10 @@ final class PooledConnections implements HeldLocks.Connections {
       config.addDataSourceProperty("loginTimeout", Integer.toString(connectSeconds));
       // The client notices a dead server or network; the server's side is set per grant.
       config.addDataSourceProperty("tcpKeepAlive", "true");
+      // A statement timeout is a cancel request on a new connection, which the statement's thread
+      // waits for: bounded like every connection the backend opens (pgjdbc's default is 10 s, on
+      // top of the network timeout, on a silent network).
+      config.addDataSourceProperty("cancelSignalTimeout", Integer.toString(connectSeconds));
     } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
       config.addDataSourceProperty("connectTimeout", Long.toString(connectMillis));
     }

@@ -40,6 +40,7 @@ final class PostgresReleaseSignals implements AutoCloseable {
   private final Runnable wakeAll;
   private final Consumer<Connection> discard;
   private final String threadName;
+  private final int networkTimeoutMillis;
   private final AtomicReference<CompletableFuture<Void>> ready =
       new AtomicReference<>(new CompletableFuture<>());
   private final ReentrantLock lock = new ReentrantLock();
@@ -54,13 +55,15 @@ final class PostgresReleaseSignals implements AutoCloseable {
       Function<String, @Nullable ReleaseListener> listeners,
       Runnable wakeAll,
       Consumer<Connection> discard,
-      String threadName) {
+      String threadName,
+      int networkTimeoutMillis) {
     this.dataSource = dataSource;
     this.channel = channel;
     this.listeners = listeners;
     this.wakeAll = wakeAll;
     this.discard = discard;
     this.threadName = threadName;
+    this.networkTimeoutMillis = networkTimeoutMillis;
   }
 
   /** Completes once {@code LISTEN} is in place, so that no later release can be missed. */
@@ -85,10 +88,13 @@ final class PostgresReleaseSignals implements AutoCloseable {
   private void run() {
     while (!closed) {
       try (Connection c = dataSource.getConnection()) {
+        // LISTEN on a silent network gives up, with the connection, instead of keeping this thread
+        // (the polls for notifications have their own, shorter, timeout).
+        int poolNetworkTimeout = SocketTimeouts.bound(c, networkTimeoutMillis);
         try {
           listen(c);
         } finally {
-          unlisten(c);
+          unlisten(c, poolNetworkTimeout);
         }
       } catch (SQLException | RuntimeException e) {
         if (closed) {
@@ -145,14 +151,13 @@ final class PostgresReleaseSignals implements AutoCloseable {
    * connection that cannot even do that is closed physically, so that the pool never hands it out
    * again.
    */
-  private void unlisten(Connection c) {
+  private void unlisten(Connection c, int poolNetworkTimeout) {
     try (Statement st = c.createStatement()) {
       // A silent network must not keep this thread: the socket read gives up, the connection goes.
-      int before = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, UNLISTEN_TIMEOUT_SECONDS * 1000);
+      SocketTimeouts.bound(c, UNLISTEN_TIMEOUT_SECONDS * 1000);
       st.setQueryTimeout(UNLISTEN_TIMEOUT_SECONDS);
       st.execute("UNLISTEN \"" + channel + "\"");
-      c.setNetworkTimeout(Runnable::run, before);
+      SocketTimeouts.restore(c, poolNetworkTimeout);
     } catch (SQLException | RuntimeException e) {
       log.debug("UNLISTEN failed, discarding the connection: {}", e.toString());
       discard.accept(c);
