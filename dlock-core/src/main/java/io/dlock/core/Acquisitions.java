@@ -395,6 +395,16 @@ final class Acquisitions {
     return null;
   }
 
+  /**
+   * When the grant's lease began on the server at the earliest, on this client's clock: when the
+   * request was sent, or as much later as the backend says the request that set the lease was sent
+   * ({@link AcquireResult.Granted#leaseStartedAfterNanos}), never later than now.
+   */
+  private long leaseStart(long sentAt, AcquireResult.Granted granted) {
+    long after = granted.leaseStartedAfterNanos();
+    return after == 0 ? sentAt : Math.min(sentAt + after, clock.nanoTime());
+  }
+
   private LeaseHandle registerGrant(
       GrantKey key,
       LockOwner owner,
@@ -403,7 +413,8 @@ final class Acquisitions {
       long sentAt,
       long sentAtRaise) {
     String name = key.lockName();
-    Grant fresh = new Grant(client, key, owner, granted.fencingToken(), lockOptions, sentAt);
+    long leaseFrom = leaseStart(sentAt, granted);
+    Grant fresh = new Grant(client, key, owner, granted.fencingToken(), lockOptions, leaseFrom);
     if (!fresh.isValid()) {
       // The answer took longer than the lease: the server may already have let it go.
       client.undoGrant(name, owner, granted.fencingToken());
@@ -445,7 +456,7 @@ final class Acquisitions {
                 key,
                 (k, existing) -> {
                   if (existing != null && existing.fencingToken() == granted.fencingToken()) {
-                    opened[0] = existing.openCounted(sentAt);
+                    opened[0] = existing.openCounted(leaseFrom);
                     if (opened[0] != null) {
                       return existing;
                     }

@@ -59,6 +59,55 @@ class GrantValidityTest {
         .isEqualTo(Duration.ofSeconds(6048).toNanos() + 2 * MS);
   }
 
+  /**
+   * A backend whose lease began with a later request of its call (a JDBC permit transaction: the
+   * insert, after locking and counting) says how much later: validity runs from then. Regression of
+   * the JDBC semaphore soaks under {@code delay}: counted from the call, six round trips of 400 ms
+   * spent a 2 s lease, and every grant arrived over ("arrived after its lease ... had run out").
+   */
+  @Test
+  void validityRunsFromTheRequestThatStartedTheLease_whenTheBackendSaysItCameLater() {
+    backend.onAcquire =
+        call -> {
+          clock.advance(Duration.ofMillis(1_800)); // answered 1.8 s after the call
+          return CompletableFuture.completedFuture(
+              new AcquireResult.Granted(backend.nextToken(), 1, 1_500 * MS));
+        };
+    Lease lease =
+        client
+            .lock("later", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(2)))
+            .tryAcquire()
+            .orElseThrow();
+    assertThat(grant(lease).validUntilNanos())
+        .isEqualTo(5_000 * MS + 1_500 * MS + 2_000 * MS - 22 * MS);
+    assertThat(lease.isValid()).isTrue();
+  }
+
+  /** Never later than the answer: a backend's time is not this client's clock. */
+  @Test
+  void aLeaseStartTheBackendPlacesAfterTheAnswer_isTakenAsTheAnswer() {
+    backend.onAcquire =
+        call -> {
+          clock.advance(Duration.ofMillis(100));
+          return CompletableFuture.completedFuture(
+              new AcquireResult.Granted(backend.nextToken(), 1, 900 * MS));
+        };
+    Lease lease =
+        client
+            .lock("capped", LockOptions.defaults().withRenewedLease(Duration.ofSeconds(2)))
+            .tryAcquire()
+            .orElseThrow();
+    assertThat(grant(lease).validUntilNanos())
+        .isEqualTo(5_000 * MS + 100 * MS + 2_000 * MS - 22 * MS);
+  }
+
+  @Test
+  void aNegativeLeaseStartIsRefused() {
+    assertThatThrownBy(() -> new AcquireResult.Granted(1, 1, -1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("leaseStartedAfterNanos");
+  }
+
   @Test
   void validityRunsFromTheSendTimeMinusTheMargin_notFromTheAnswer() {
     answerAfter(Duration.ofMillis(40));

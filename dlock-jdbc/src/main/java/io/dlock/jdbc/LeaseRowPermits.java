@@ -54,6 +54,7 @@ final class LeaseRowPermits implements PermitStore {
     // On the caller's thread: the holder is the thread that acquires, not the executor's.
     String holder = HolderDescription.of(owner);
     String key = owner.key();
+    long calledAt = System.nanoTime(); // the core counts the lease from about now
     if (pendingReleases.pending(semaphore, key)) {
       // As for a lock (see PendingReleases): the repeat would be handed the grant being released.
       return CompletableFuture.completedFuture(new AcquireResult.Held(PendingReleases.RETRY));
@@ -61,7 +62,9 @@ final class LeaseRowPermits implements PermitStore {
     return calls
         .call(
             "acquire " + count + " of " + permits + " permits of semaphore '" + semaphore + "'",
-            c -> acquisition.acquire(c, semaphore, permits, count, key, holder, lease.toMillis()))
+            c ->
+                acquisition.acquire(
+                    c, semaphore, permits, count, key, holder, lease.toMillis(), calledAt))
         .exceptionallyCompose(
             failure -> GrantToUndo.undoElsewhere(calls, "semaphore " + semaphore, failure));
   }

@@ -82,7 +82,8 @@ final class PermitAcquisition {
       int count,
       String owner,
       String holder,
-      long leaseMillis)
+      long leaseMillis,
+      long calledAtNanos)
       throws SQLException {
     for (int round = 0; round < 2; round++) {
       c.setAutoCommit(false);
@@ -122,11 +123,17 @@ final class PermitAcquisition {
           }
         }
         if (result instanceof AcquireResult.Granted granted) {
-          if (fresh) {
-            grant(c, semaphore, owner, count, granted.fencingToken(), holder, leaseMillis);
-          } else {
-            extend(c, semaphore, owner, leaseMillis);
-          }
+          long leaseSentAt =
+              fresh
+                  ? grant(c, semaphore, owner, count, granted.fencingToken(), holder, leaseMillis)
+                  : extend(c, semaphore, owner, leaseMillis);
+          // The lease began on the server with that statement, three or four round trips into
+          // the call: counted from the call, a slow network would spend them out of the lease.
+          result =
+              new AcquireResult.Granted(
+                  granted.fencingToken(),
+                  granted.holdCount(),
+                  Math.max(0, leaseSentAt - calledAtNanos));
         }
         commit(c, fresh, semaphore, owner, result);
         return result;
@@ -192,7 +199,8 @@ final class PermitAcquisition {
     return statements.lockCounter(c, semaphore);
   }
 
-  private void grant(
+  /** Grants; returns when ({@link System#nanoTime()}) the statement setting its lease was sent. */
+  private long grant(
       Connection c,
       String semaphore,
       String owner,
@@ -216,17 +224,22 @@ final class PermitAcquisition {
       ps.setLong(4, token);
       ps.setLong(5, leaseMillis);
       ps.setString(6, holder);
+      long sentAt = System.nanoTime();
       ps.executeUpdate();
+      return sentAt;
     }
   }
 
-  private void extend(Connection c, String semaphore, String owner, long leaseMillis)
+  /** Extends a repeat's lease; returns when the statement was sent ({@link System#nanoTime()}). */
+  private long extend(Connection c, String semaphore, String owner, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, extend)) {
       ps.setLong(1, leaseMillis);
       ps.setString(2, semaphore);
       ps.setString(3, owner);
+      long sentAt = System.nanoTime();
       ps.executeUpdate(); // 0 with a driver counting changed rows: a longer lease kept
+      return sentAt;
     }
   }
 

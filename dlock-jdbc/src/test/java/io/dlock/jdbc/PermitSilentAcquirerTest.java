@@ -46,7 +46,8 @@ class PermitSilentAcquirerTest {
             CompletableFuture.supplyAsync(
                 () -> {
                   try {
-                    return silent.acquire(frozenAtCommit, s, 1, 1, "t:silent", "silent", 30_000);
+                    return silent.acquire(
+                        frozenAtCommit, s, 1, 1, "t:silent", "silent", 30_000, System.nanoTime());
                   } catch (Exception e) {
                     throw new IllegalStateException(e);
                   }
