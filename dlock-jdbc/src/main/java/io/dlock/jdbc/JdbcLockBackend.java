@@ -202,6 +202,9 @@ public final class JdbcLockBackend
   @Override
   public void start(BackendContext context) {
     locks.start(context);
+    if (permits != null) {
+      permits.useClock(context.clock());
+    }
   }
 
   /** The mode in use. */

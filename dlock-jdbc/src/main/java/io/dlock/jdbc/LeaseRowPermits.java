@@ -1,5 +1,6 @@
 package io.dlock.jdbc;
 
+import io.dlock.MonotonicClock;
 import io.dlock.PermitInfo;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.HeldLease;
@@ -29,6 +30,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class LeaseRowPermits implements PermitStore {
   private static final int RENEW_BATCH = 500;
+  private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
   // Owner keys are ASCII, where String order is byte order (PostgreSQL's COLLATE "C").
   private static final Comparator<HeldLease> LOCK_ORDER =
       Comparator.comparing(HeldLease::lockName).thenComparing(lease -> lease.owner().key());
@@ -43,9 +45,14 @@ final class LeaseRowPermits implements PermitStore {
   LeaseRowPermits(
       PermitStatements statements, JdbcCalls calls, @Nullable PostgresReleaseSignals signals) {
     this.statements = statements;
-    this.acquisition = new PermitAcquisition(statements);
+    this.acquisition = new PermitAcquisition(statements, () -> clock.nanoTime());
     this.calls = calls;
     this.signals = signals;
+  }
+
+  /** The client's clock ({@code LockBackend.start}), on which the core counts a grant's lease. */
+  void useClock(MonotonicClock clock) {
+    this.clock = clock;
   }
 
   @Override
@@ -54,7 +61,7 @@ final class LeaseRowPermits implements PermitStore {
     // On the caller's thread: the holder is the thread that acquires, not the executor's.
     String holder = HolderDescription.of(owner);
     String key = owner.key();
-    long calledAt = System.nanoTime(); // the core counts the lease from about now
+    long calledAt = clock.nanoTime(); // the core counts the lease from about now
     if (pendingReleases.pending(semaphore, key)) {
       // As for a lock (see PendingReleases): the repeat would be handed the grant being released.
       return CompletableFuture.completedFuture(new AcquireResult.Held(PendingReleases.RETRY));

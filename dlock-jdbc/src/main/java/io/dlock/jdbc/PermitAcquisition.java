@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,12 +22,18 @@ final class PermitAcquisition {
   private final String dropEnded;
   private final String summary;
   private final String extend;
+  private final LongSupplier clock;
   private final String bumpCounter;
   private final String insert;
   private final String deleteGrant;
 
-  PermitAcquisition(PermitStatements statements) {
+  /**
+   * @param clock the client's clock, on which the send of the statement that sets a grant's lease
+   *     is noted ({@link AcquireResult.Granted#leaseStartedAfterNanos})
+   */
+  PermitAcquisition(PermitStatements statements, LongSupplier clock) {
     this.statements = statements;
+    this.clock = clock;
     String semaphores = statements.semaphores;
     String permits = statements.permits;
     String now = statements.nowMillis();
@@ -199,7 +206,7 @@ final class PermitAcquisition {
     return statements.lockCounter(c, semaphore);
   }
 
-  /** Grants; returns when ({@link System#nanoTime()}) the statement setting its lease was sent. */
+  /** Grants; returns when (on the client's clock) the statement setting its lease was sent. */
   private long grant(
       Connection c,
       String semaphore,
@@ -224,20 +231,20 @@ final class PermitAcquisition {
       ps.setLong(4, token);
       ps.setLong(5, leaseMillis);
       ps.setString(6, holder);
-      long sentAt = System.nanoTime();
+      long sentAt = clock.getAsLong();
       ps.executeUpdate();
       return sentAt;
     }
   }
 
-  /** Extends a repeat's lease; returns when the statement was sent ({@link System#nanoTime()}). */
+  /** Extends a repeat's lease; returns when the statement was sent (on the client's clock). */
   private long extend(Connection c, String semaphore, String owner, long leaseMillis)
       throws SQLException {
     try (PreparedStatement ps = prepare(c, extend)) {
       ps.setLong(1, leaseMillis);
       ps.setString(2, semaphore);
       ps.setString(3, owner);
-      long sentAt = System.nanoTime();
+      long sentAt = clock.getAsLong();
       ps.executeUpdate(); // 0 with a driver counting changed rows: a longer lease kept
       return sentAt;
     }

@@ -36,7 +36,8 @@ class PermitSilentAcquirerTest {
     try (JdbcLockBackend backend = JdbcLockBackend.connect(settings)) {
       PermitStore store = backend.permits().orElseThrow();
       PermitAcquisition silent =
-          new PermitAcquisition(new PostgresPermitStatements(settings.table(), STATEMENT_TIMEOUT));
+          new PermitAcquisition(
+              new PostgresPermitStatements(settings.table(), STATEMENT_TIMEOUT), System::nanoTime);
       String s = "silent-acquirer-" + UUID.randomUUID();
       CountDownLatch commitReached = new CountDownLatch(1);
       CountDownLatch wakeUp = new CountDownLatch(1);
