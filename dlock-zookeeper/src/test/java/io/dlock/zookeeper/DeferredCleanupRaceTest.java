@@ -9,19 +9,15 @@ import io.dlock.spi.LockOwner;
 import io.dlock.spi.PermitStore;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.testkit.net.TcpProxy;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The clean-up of an abandoned wait that failed for want of a connection is retried even when the
@@ -34,40 +30,14 @@ import org.junit.jupiter.api.Timeout;
 class DeferredCleanupRaceTest {
   private static final Duration LEASE = Duration.ofSeconds(10);
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private TestingServer server;
-  private String root;
-  private CuratorFramework admin;
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-deferred");
   private TcpProxy proxy;
+  private CuratorFramework admin;
 
   @BeforeEach
   void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-deferred-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-    proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
-    closeables.add(proxy);
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
-  }
-
-  private ZooKeeperLockBackend backend(String connectString) {
-    ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(connectString, root));
-    closeables.add(backend);
-    return backend;
+    admin = zk.admin();
+    proxy = zk.proxy();
   }
 
   private static LockOwner owner() {
@@ -95,12 +65,12 @@ class DeferredCleanupRaceTest {
 
   @Test
   void anAbandonedPermitWaitIsCleanedUpThoughTheReconnectionCameBeforeItWasKept() throws Exception {
-    ZooKeeperLockBackend waiterBackend = backend(proxy.address());
-    PermitStore holders = backend(server.getConnectString()).permits().orElseThrow();
+    ZooKeeperLockBackend waiterBackend = zk.backend(proxy.address());
+    PermitStore holders = zk.backend().permits().orElseThrow();
     PermitStore waiters = waiterBackend.permits().orElseThrow();
     LockOwner holder = owner();
     LockOwner waiter = owner();
-    String parent = new PermitPaths(root).semaphorePath("s");
+    String parent = new PermitPaths(zk.root()).semaphorePath("s");
     AcquireResult held = holders.tryAcquire("s", 1, 1, holder, LEASE).get(10, TimeUnit.SECONDS);
     long token = ((AcquireResult.Granted) held).fencingToken();
     assertThat(waiters.tryAcquire("s", 1, 1, waiter, LEASE).get(10, TimeUnit.SECONDS))
@@ -126,11 +96,11 @@ class DeferredCleanupRaceTest {
 
   @Test
   void anAbandonedLockWaitIsCleanedUpThoughTheReconnectionCameBeforeItWasKept() throws Exception {
-    ZooKeeperLockBackend waiterBackend = backend(proxy.address());
-    ZooKeeperLockBackend holderBackend = backend(server.getConnectString());
+    ZooKeeperLockBackend waiterBackend = zk.backend(proxy.address());
+    ZooKeeperLockBackend holderBackend = zk.backend();
     LockOwner holder = owner();
     LockOwner waiter = owner();
-    String lock = root + "/l";
+    String lock = zk.root() + "/l";
     AcquireResult held = holderBackend.tryAcquire("l", holder, LEASE).get(10, TimeUnit.SECONDS);
     long token = ((AcquireResult.Granted) held).fencingToken();
     assertThat(waiterBackend.tryAcquire("l", waiter, LEASE).get(10, TimeUnit.SECONDS))

@@ -6,28 +6,21 @@ import static org.awaitility.Awaitility.await;
 
 import io.dlock.Lease;
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.Permit;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.LockOwner;
 import io.dlock.spi.PermitStore;
 import java.lang.reflect.Method;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Polling a full semaphore or a held lock leaves no watcher behind in the polling client: the
@@ -39,43 +32,9 @@ import org.junit.jupiter.api.Timeout;
 class WatchBuildupTest {
   private static final int POLLS = 25;
   private static final Duration LEASE = Duration.ofSeconds(10);
+  private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
-  private final List<LockClient> clients = new ArrayList<>();
-  private final List<ZooKeeperLockBackend> backends = new ArrayList<>();
-  private TestingServer server;
-  private String root;
-  private CuratorFramework admin;
-
-  @BeforeEach
-  void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-watches-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    clients.forEach(LockClient::close);
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
-  }
-
-  private LockClient client() {
-    ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(
-            ZooKeeperTestServers.settings(server.getConnectString(), root));
-    backends.add(backend);
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
-    clients.add(client);
-    return client;
-  }
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-watches");
 
   /**
    * The data watchers the client's ZooKeeper handle keeps, counted per watcher and node. Read from
@@ -98,11 +57,11 @@ class WatchBuildupTest {
 
   @Test
   void pollingAFullSemaphoreLeavesNoWatcherBehind() throws Exception {
-    LockClient holder = client();
+    LockClient holder = zk.client(TIMEOUT);
     Permit first = holder.semaphore("full", 2).tryAcquire().orElseThrow();
     Permit second = holder.semaphore("full", 2).tryAcquire().orElseThrow();
-    LockClient poller = client();
-    ZooKeeperLockBackend polling = backends.get(1);
+    ZooKeeperLockBackend polling = zk.backend();
+    LockClient poller = zk.client(polling, TIMEOUT);
     var semaphore = poller.semaphore("full", 2);
     // The count sees the watches an attempt sets: the head watches every holder when it does not
     // fit, and keeps them while it waits.
@@ -125,10 +84,10 @@ class WatchBuildupTest {
 
   @Test
   void pollingAHeldLockLeavesNoWatcherBehind() throws Exception {
-    LockClient holder = client();
+    LockClient holder = zk.client(TIMEOUT);
     Lease held = holder.lock("held").tryAcquire().orElseThrow();
-    LockClient poller = client();
-    ZooKeeperLockBackend polling = backends.get(1);
+    ZooKeeperLockBackend polling = zk.backend();
+    LockClient poller = zk.client(polling, TIMEOUT);
     // The count sees the watch an attempt sets on its predecessor and keeps while it waits.
     LockOwner waiter = LockOwner.ofGrant(UUID.randomUUID().toString());
     assertThat(polling.tryAcquire("held", waiter, LEASE).get(10, TimeUnit.SECONDS))

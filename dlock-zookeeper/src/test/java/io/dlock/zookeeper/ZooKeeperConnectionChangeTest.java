@@ -10,28 +10,22 @@ import io.dlock.Lease;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.LockOwner;
 import io.dlock.testkit.ForwardingLockBackend;
 import io.dlock.testkit.net.TcpProxy;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A client whose connection is not there yet, or is being re-established, is connecting, not
@@ -40,49 +34,27 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ZooKeeperConnectionChangeTest {
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private TestingServer server;
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-connecting");
+
   private String root;
   private CuratorFramework admin;
 
   @BeforeEach
   void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-connecting-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
+    root = zk.root();
+    admin = zk.admin();
   }
 
   private TcpProxy proxy(boolean down) {
-    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
+    TcpProxy proxy = zk.proxy();
     if (down) {
       proxy.refuse();
     }
-    closeables.add(proxy);
     return proxy;
   }
 
   private LockClient directClient() {
-    LockClient client =
-        LockClients.create(
-            ZooKeeperLockBackend.connect(
-                ZooKeeperTestServers.settings(server.getConnectString(), root)),
-            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
-    closeables.add(client);
-    return client;
+    return zk.client(Duration.ofSeconds(5));
   }
 
   /**
@@ -108,14 +80,12 @@ class ZooKeeperConnectionChangeTest {
   void anAcquireOnAJustStartedCuratorClientWaitsForItsConnection() throws Exception {
     TcpProxy proxy = proxy(true);
     CuratorFramework curator =
-        CuratorFrameworkFactory.newClient(proxy.address(), 4_000, 15_000, new RetryOneTime(100));
-    closeables.add(curator);
+        zk.closeAtEnd(
+            CuratorFrameworkFactory.newClient(
+                proxy.address(), 4_000, 15_000, new RetryOneTime(100)));
     curator.start();
     Observed backend = new Observed(ZooKeeperLockBackend.using(curator, root));
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
-    closeables.add(client);
+    LockClient client = zk.client(backend, Duration.ofSeconds(10));
     String name = "first-call";
 
     CompletableFuture<Lease> acquiring = client.lock(name).acquireAsync(millis(20_000));
@@ -135,15 +105,16 @@ class ZooKeeperConnectionChangeTest {
   void aJustStartedCuratorClientThatNeverConnectsFailsWithinTheCallersBound() throws Exception {
     TcpProxy proxy = proxy(true);
     CuratorFramework curator =
-        CuratorFrameworkFactory.newClient(proxy.address(), 4_000, 15_000, new RetryOneTime(100));
-    closeables.add(curator);
+        zk.closeAtEnd(
+            CuratorFrameworkFactory.newClient(
+                proxy.address(), 4_000, 15_000, new RetryOneTime(100)));
     curator.start();
     LockClient client =
-        ZooKeeperLocks.newClient(
-            curator,
-            root,
-            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(1)));
-    closeables.add(client);
+        zk.closeAtEnd(
+            ZooKeeperLocks.newClient(
+                curator,
+                root,
+                LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(1))));
 
     long start = System.nanoTime();
     assertThatThrownBy(() -> client.lock("never").acquire(Duration.ofSeconds(3)))
@@ -155,13 +126,8 @@ class ZooKeeperConnectionChangeTest {
   void aReleaseOfALeaseLostWithItsSessionWhileReconnectingReportsTheLoss() throws Exception {
     TcpProxy proxy = proxy(false);
     ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(
-            ZooKeeperTestServers.settings(proxy.address(), root)
-                .withSessionTimeout(Duration.ofSeconds(20)));
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
-    closeables.add(client);
+        zk.backend(zk.settings(proxy.address()).withSessionTimeout(Duration.ofSeconds(20)));
+    LockClient client = zk.client(backend, Duration.ofSeconds(10));
     String name = "lost-while-away";
     Lease held =
         client
@@ -174,7 +140,7 @@ class ZooKeeperConnectionChangeTest {
     proxy.refuse();
     await().atMost(millis(10_000)).until(() -> held.state() == LeaseState.UNCERTAIN);
     ZooKeeperTestServers.expireSessionOnServer(
-        backend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+        backend.curator().getZookeeperClient().getZooKeeper(), zk.connectString());
     assertThat(ZooKeeperTestServers.nodesUnder(admin, root + "/" + name)).isEmpty();
 
     CompletableFuture<Boolean> releasing = CompletableFuture.supplyAsync(held::release);
@@ -195,13 +161,8 @@ class ZooKeeperConnectionChangeTest {
   @Test
   void aPartitionedWaiterWhoseSessionExpiredIsGrantedOnceItIsBack() throws Exception {
     TcpProxy proxy = proxy(false);
-    ZooKeeperLockBackend waiterBackend =
-        ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(proxy.address(), root));
-    LockClient waiterClient =
-        LockClients.create(
-            waiterBackend,
-            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
-    closeables.add(waiterClient);
+    ZooKeeperLockBackend waiterBackend = zk.backend(proxy.address());
+    LockClient waiterClient = zk.client(waiterBackend, Duration.ofSeconds(10));
     LockClient holderClient = directClient();
     String name = "waiter-partitioned";
     Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
@@ -215,7 +176,7 @@ class ZooKeeperConnectionChangeTest {
     // holder releases meanwhile: no watch is left to tell the waiter.
     proxy.refuse();
     ZooKeeperTestServers.expireSessionOnServer(
-        waiterBackend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+        waiterBackend.curator().getZookeeperClient().getZooKeeper(), zk.connectString());
     assertThat(held.release()).isTrue();
     assertThat(ZooKeeperTestServers.nodesUnder(admin, root + "/" + name)).isEmpty();
 

@@ -9,14 +9,11 @@ import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LeaseState;
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.testkit.TestTiming;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -25,12 +22,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Faults and load on one real ZooKeeper server: session expiry, a suspended connection, a herd of
@@ -38,66 +33,34 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ZooKeeperFaultTest {
-  private final List<LockClient> clients = new CopyOnWriteArrayList<>();
-  private final List<ZooKeeperLockBackend> backends = new CopyOnWriteArrayList<>();
-  private TestingServer server;
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-fault");
   private String root;
-  private CuratorFramework admin;
 
   @BeforeEach
   void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-fault-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
+    root = zk.root();
   }
 
-  @AfterEach
-  void noLockNodesRemain() throws Exception {
-    for (LockClient client : clients) {
-      client.close();
-    }
-    // Queue nodes go with their release or session; empty parents are containers, which the
-    // server sweeps (every 200 ms in tests).
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
-  }
-
-  private LockClient newClient(ZooKeeperLockSettings settings) {
-    ZooKeeperLockBackend backend = ZooKeeperLockBackend.connect(settings);
-    backends.add(backend);
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
-    clients.add(client);
-    return client;
+  private LockClient client(ZooKeeperLockBackend backend) {
+    return zk.client(backend, Duration.ofSeconds(5));
   }
 
   private LockClient newClient() {
-    return newClient(ZooKeeperTestServers.settings(server.getConnectString(), root));
+    return client(zk.backend());
   }
 
   @Test
   void expiredHolderSessionHandsTheLockToTheNextWaiterWithinTheSessionTimeout() throws Exception {
     Duration session = Duration.ofSeconds(2);
-    LockClient holderClient =
-        newClient(
-            ZooKeeperTestServers.settings(server.getConnectString(), root)
-                .withSessionTimeout(session));
-    ZooKeeperLockBackend holderBackend = backends.get(backends.size() - 1);
+    ZooKeeperLockBackend holderBackend = zk.backend(zk.settings().withSessionTimeout(session));
+    LockClient holderClient = client(holderBackend);
     LockClient waiterClient = newClient();
     String name = "expiry";
     Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
     List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
     held.onLost(lost::add);
     CompletableFuture<Lease> waiting = waiterClient.lock(name).acquireAsync(millis(30_000));
-    await()
-        .atMost(millis(5_000))
-        .until(() -> ZooKeeperTestServers.nodesUnder(admin, root + "/" + name).size() == 2);
+    await().atMost(millis(5_000)).until(() -> zk.nodesUnder(root + "/" + name).size() == 2);
 
     // The holder goes silent: its client drops the session and stops heartbeating, and the
     // server expires the session (deleting its nodes) once the session timeout has passed.
@@ -127,18 +90,13 @@ class ZooKeeperFaultTest {
   void aWaiterWhoseSessionExpiresIsGrantedWhenTheHolderReleases() throws Exception {
     Duration session = Duration.ofSeconds(1);
     LockClient holderClient = newClient();
-    LockClient waiterClient =
-        newClient(
-            ZooKeeperTestServers.settings(server.getConnectString(), root)
-                .withSessionTimeout(session));
-    ZooKeeperLockBackend waiterBackend = backends.get(backends.size() - 1);
+    ZooKeeperLockBackend waiterBackend = zk.backend(zk.settings().withSessionTimeout(session));
+    LockClient waiterClient = client(waiterBackend);
     String name = "waiter-expiry";
     Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
     Duration wait = millis(60_000);
     CompletableFuture<Lease> waiting = waiterClient.lock(name).acquireAsync(wait);
-    await()
-        .atMost(millis(5_000))
-        .until(() -> ZooKeeperTestServers.nodesUnder(admin, root + "/" + name).size() == 2);
+    await().atMost(millis(5_000)).until(() -> zk.nodesUnder(root + "/" + name).size() == 2);
 
     // The waiter's session expires (its client is told so, and the server drops the session
     // within its timeout): the watch on the holder's node dies with it, so the holder's release
@@ -173,20 +131,20 @@ class ZooKeeperFaultTest {
             .orElseThrow();
     List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
     held.onLost(lost::add);
-    admin.close();
-    server.stop();
+    zk.closeAdmin();
+    zk.server().stop();
     try {
       await().atMost(millis(5_000)).until(() -> held.state() == LeaseState.UNCERTAIN);
       assertThat(held.isValid()).isFalse();
     } finally {
-      server.restart();
+      zk.server().restart();
     }
     // Back within the 4 s session timeout: the same session, so the lease is valid again.
     await().atMost(millis(10_000)).until(() -> held.state() == LeaseState.VALID);
     assertThat(held.isValid()).isTrue();
     assertThat(lost).isEmpty();
     assertThat(held.release()).isTrue();
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
+    zk.openAdmin();
   }
 
   @Test
@@ -197,10 +155,12 @@ class ZooKeeperFaultTest {
     int waitersPerClient = 10;
     int waiters = clientCount * waitersPerClient;
     List<LockClient> waitingClients = new ArrayList<>();
+    List<ZooKeeperLockBackend> waitingBackends = new ArrayList<>();
     for (int i = 0; i < clientCount; i++) {
-      waitingClients.add(newClient());
+      ZooKeeperLockBackend backend = zk.backend();
+      waitingBackends.add(backend);
+      waitingClients.add(client(backend));
     }
-    List<ZooKeeperLockBackend> waitingBackends = List.copyOf(backends.subList(1, backends.size()));
     Lease held = holder.lock(name).tryAcquire().orElseThrow();
 
     AtomicInteger acquired = new AtomicInteger();
@@ -225,9 +185,7 @@ class ZooKeeperFaultTest {
       // All 100 waiters are queued behind the holder, each watching its predecessor.
       await()
           .atMost(millis(30_000))
-          .until(
-              () ->
-                  ZooKeeperTestServers.nodesUnder(admin, root + "/" + name).size() == waiters + 1);
+          .until(() -> zk.nodesUnder(root + "/" + name).size() == waiters + 1);
       long before = notifications(waitingBackends);
 
       held.release();
@@ -293,7 +251,7 @@ class ZooKeeperFaultTest {
         .atMost(millis(10_000))
         .untilAsserted(
             () ->
-                assertThat(ZooKeeperTestServers.nodesUnder(admin, root))
+                assertThat(zk.nodesUnder(root))
                     .noneMatch(path -> path.contains("/" + LockPaths.NODE_MARKER)));
   }
 }

@@ -6,24 +6,16 @@ import static org.awaitility.Awaitility.await;
 
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.Permit;
 import io.dlock.testkit.net.TcpProxy;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Permits over a slow network path (the torture suite's {@code delay}: a tenth of the lease each
@@ -38,50 +30,20 @@ import org.junit.jupiter.api.Timeout;
 class ZooKeeperPermitsSlowNetworkTest {
   private static final Duration LEASE = Duration.ofSeconds(1);
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private TestingServer server;
-  private String root;
-  private CuratorFramework admin;
-
-  @BeforeEach
-  void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-permits-slow-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
-  }
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-permits-slow");
 
   private LockClient client(String connectString) {
-    LockClient client =
-        LockClients.create(
-            ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(connectString, root)),
-            LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
-    closeables.add(client);
-    return client;
+    return zk.client(zk.backend(connectString), Duration.ofSeconds(5));
   }
 
   @Test
   void aPermitGrantedOverADelayedPathIsNotReportedLost() throws Exception {
-    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
-    closeables.add(proxy);
+    TcpProxy proxy = zk.proxy();
     LockOptions options = LockOptions.defaults().withRenewedLease(LEASE);
     // Another holder keeps the semaphore's node, so the slow attempt finds it and queues behind
     // nobody: the path of a worker that finds a permit free.
     Permit other =
-        client(server.getConnectString()).semaphore("slow", 3, options).tryAcquire().orElseThrow();
+        client(zk.connectString()).semaphore("slow", 3, options).tryAcquire().orElseThrow();
     LockClient slow = client("127.0.0.1:" + proxy.port());
     slow.semaphore("warm-up", 1).tryAcquire().orElseThrow().release(); // connected
     proxy.delay(LEASE.toMillis() / 10);

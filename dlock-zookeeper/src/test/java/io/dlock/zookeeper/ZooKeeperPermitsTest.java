@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.Permit;
 import io.dlock.PermitInfo;
@@ -29,11 +27,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The ZooKeeper permit store on one real server, through its SPI where the contract suite cannot
@@ -44,39 +41,14 @@ import org.junit.jupiter.api.Timeout;
 class ZooKeeperPermitsTest {
   private static final Duration LEASE = Duration.ofSeconds(10);
 
-  private final List<ZooKeeperLockBackend> backends = new CopyOnWriteArrayList<>();
-  private final List<LockClient> clients = new CopyOnWriteArrayList<>();
-  private TestingServer server;
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-permits");
   private String root;
   private CuratorFramework admin;
 
   @BeforeEach
   void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-permits-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-  }
-
-  @AfterEach
-  void noNodesRemain() throws Exception {
-    clients.forEach(LockClient::close);
-    backends.forEach(ZooKeeperLockBackend::close);
-    try {
-      // Holder and waiter nodes go with their release or session; the parents are containers.
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
-  }
-
-  private ZooKeeperLockBackend backend() {
-    ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(
-            ZooKeeperTestServers.settings(server.getConnectString(), root));
-    backends.add(backend);
-    return backend;
+    root = zk.root();
+    admin = zk.admin();
   }
 
   private static PermitStore store(ZooKeeperLockBackend backend) {
@@ -84,20 +56,12 @@ class ZooKeeperPermitsTest {
   }
 
   private LockClient client() {
-    return client(ZooKeeperTestServers.settings(server.getConnectString(), root));
+    return client(zk.backend());
   }
 
-  private LockClient client(ZooKeeperLockSettings settings) {
-    ZooKeeperLockBackend backend = ZooKeeperLockBackend.connect(settings);
-    lastBackend = backend;
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(5)));
-    clients.add(client);
-    return client;
+  private LockClient client(ZooKeeperLockBackend backend) {
+    return zk.client(backend, Duration.ofSeconds(5));
   }
-
-  private ZooKeeperLockBackend lastBackend;
 
   private static void expireSession(ZooKeeperLockBackend backend) throws Exception {
     backend.curator().getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
@@ -128,7 +92,7 @@ class ZooKeeperPermitsTest {
 
   @Test
   void aRepeatedRequestReturnsTheSameGrantAndAddsNothing() throws Exception {
-    PermitStore store = store(backend());
+    PermitStore store = store(zk.backend());
     LockOwner owner = owner();
     long token = token(get(store.tryAcquire("repeat", 2, 1, owner, LEASE)));
     assertThat(token(get(store.tryAcquire("repeat", 2, 1, owner, LEASE)))).isEqualTo(token);
@@ -167,7 +131,7 @@ class ZooKeeperPermitsTest {
 
   @Test
   void aReleaseSignalsTheHeadWaiterOnlyAndTheNextOnceTheHeadIsGranted() throws Exception {
-    PermitStore store = store(backend());
+    PermitStore store = store(zk.backend());
     List<String> signalled = new CopyOnWriteArrayList<>();
     store.watchReleases("turns", signalled::add).join();
     LockOwner holder = owner();
@@ -199,7 +163,7 @@ class ZooKeeperPermitsTest {
 
   @Test
   void tokensKeepIncreasingAfterTheSemaphoresNodesAreGone() throws Exception {
-    PermitStore store = store(backend());
+    PermitStore store = store(zk.backend());
     LockOwner owner = owner();
     long before = token(get(store.tryAcquire("reaped", 1, 1, owner, LEASE)));
     store.release("reaped", owner, before).join();
@@ -213,7 +177,7 @@ class ZooKeeperPermitsTest {
 
   @Test
   void renewalExtendsLiveGrantsAndReportsBrokenOnes() {
-    PermitStore store = store(backend());
+    PermitStore store = store(zk.backend());
     LockOwner kept = owner();
     LockOwner broken = owner();
     long keptToken = token(get(store.tryAcquire("renew", 2, 1, kept, LEASE)));
@@ -233,7 +197,7 @@ class ZooKeeperPermitsTest {
 
   @Test
   void aLeaseNeitherReleasedNorRenewedEndsAndItsNodeGoes() throws Exception {
-    PermitStore store = store(backend());
+    PermitStore store = store(zk.backend());
     long token = token(get(store.tryAcquire("ends", 1, 1, owner(), Duration.ofMillis(300))));
     await().atMost(millis(5_000)).until(() -> children("ends").isEmpty());
     LockOwner next = owner();
@@ -243,7 +207,7 @@ class ZooKeeperPermitsTest {
 
   @Test
   void theHeadKeepsLaterWaitersWaitingUntilItsCountFits() {
-    PermitStore store = store(backend());
+    PermitStore store = store(zk.backend());
     LockOwner holder = owner();
     LockOwner big = owner();
     LockOwner small = owner();
@@ -324,11 +288,8 @@ class ZooKeeperPermitsTest {
   @Test
   void anExpiredHoldersPermitsAreLostAndTheWaiterIsGranted() throws Exception {
     Duration session = Duration.ofSeconds(1);
-    LockClient holderClient =
-        client(
-            ZooKeeperTestServers.settings(server.getConnectString(), root)
-                .withSessionTimeout(session));
-    ZooKeeperLockBackend holderBackend = lastBackend;
+    ZooKeeperLockBackend holderBackend = zk.backend(zk.settings().withSessionTimeout(session));
+    LockClient holderClient = client(holderBackend);
     Permit held = holderClient.semaphore("expiry", 2).tryAcquire(2).orElseThrow();
     List<io.dlock.LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
     held.onLost(lost::add);
@@ -355,16 +316,14 @@ class ZooKeeperPermitsTest {
   void aWaiterWhoseSessionExpiresIsGrantedWhenThePermitComesBack() throws Exception {
     Duration session = Duration.ofSeconds(1);
     Permit held = client().semaphore("waiter-expiry", 1).tryAcquire().orElseThrow();
-    LockClient waiterClient =
-        client(
-            ZooKeeperTestServers.settings(server.getConnectString(), root)
-                .withSessionTimeout(session));
+    ZooKeeperLockBackend waiterBackend = zk.backend(zk.settings().withSessionTimeout(session));
+    LockClient waiterClient = client(waiterBackend);
     CompletableFuture<Permit> waiting =
         waiterClient.semaphore("waiter-expiry", 1).acquireAsync(1, millis(60_000));
     await().atMost(millis(5_000)).until(() -> children("waiter-expiry").size() == 2);
 
     // Its watch dies with the session: only the session change itself can wake it.
-    expireSession(lastBackend);
+    expireSession(waiterBackend);
     long releasedAt = System.nanoTime();
     assertThat(held.release()).isTrue();
     Permit next = waiting.get(millis(10_000).toMillis(), TimeUnit.MILLISECONDS);

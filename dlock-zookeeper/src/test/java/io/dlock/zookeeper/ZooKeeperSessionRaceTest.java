@@ -8,13 +8,9 @@ import static org.awaitility.Awaitility.await;
 import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.testkit.net.TcpProxy;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -26,13 +22,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Session changes that race with an owner's own calls: a node whose create answer arrives as the
@@ -40,47 +33,18 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ZooKeeperSessionRaceTest {
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private TestingServer server;
-  private String root;
-  private CuratorFramework admin;
-
-  @BeforeEach
-  void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-race-" + UUID.randomUUID().toString().substring(0, 8);
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
-  }
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-race");
 
   private ZooKeeperLockBackend backend() {
-    return ZooKeeperLockBackend.connect(
-        ZooKeeperTestServers.settings(server.getConnectString(), root));
+    return zk.backend();
   }
 
   private LockClient client(ZooKeeperLockBackend backend) {
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
-    closeables.add(client);
-    return client;
+    return zk.client(backend, Duration.ofSeconds(10));
   }
 
   private List<String> queue(String name) throws Exception {
-    return ZooKeeperTestServers.nodesUnder(admin, new LockPaths(root).lockPath(name));
+    return zk.nodesUnder(new LockPaths(zk.root()).lockPath(name));
   }
 
   /**
@@ -166,10 +130,8 @@ class ZooKeeperSessionRaceTest {
    */
   @Test
   void aSecondThreadOfAnOwnerIdIsWokenByTheSessionChangeAfterTheFirstWasGranted() throws Exception {
-    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
-    closeables.add(proxy);
-    ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(ZooKeeperTestServers.settings(proxy.address(), root));
+    TcpProxy proxy = zk.proxy();
+    ZooKeeperLockBackend backend = zk.backend(proxy.address());
     LockClient client = client(backend);
     LockClient holderClient = client(backend());
     String name = "owner-id-threads";
@@ -192,7 +154,7 @@ class ZooKeeperSessionRaceTest {
     // Cut off, the client's session ends on the server (its node and the waiter's watch go).
     proxy.refuse();
     ZooKeeperTestServers.expireSessionOnServer(
-        backend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+        backend.curator().getZookeeperClient().getZooKeeper(), zk.connectString());
     long backAt = System.nanoTime();
     proxy.allow();
     await().atMost(millis(10_000)).until(() -> !grant.isValid());

@@ -7,16 +7,12 @@ import static org.awaitility.Awaitility.await;
 import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.LockOwner;
 import io.dlock.spi.ReleaseResult;
 import io.dlock.testkit.net.TcpProxy;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -25,11 +21,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One owner id shared by clients of different processes (each its own backend and session, as
@@ -40,55 +35,28 @@ import org.junit.jupiter.api.Timeout;
 class ZooKeeperSharedOwnerIdTest {
   private static final Duration LEASE = Duration.ofSeconds(30);
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private TestingServer server;
-  private String root;
+  @RegisterExtension final ZooKeeperTestClients zk = new ZooKeeperTestClients("dlock-shared");
   private String lockName;
   private LockOwner owner;
   private CuratorFramework admin;
 
   @BeforeEach
   void setUp() {
-    server = ZooKeeperTestServers.single();
-    root = "/dlock-shared-" + UUID.randomUUID().toString().substring(0, 8);
     lockName = "order-" + UUID.randomUUID().toString().substring(0, 8);
     owner = LockOwner.ofOwnerId("chain-" + UUID.randomUUID());
-    admin = ZooKeeperTestServers.admin(server.getConnectString());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
-    try {
-      await()
-          .atMost(millis(15_000))
-          .untilAsserted(() -> assertThat(ZooKeeperTestServers.nodesUnder(admin, root)).isEmpty());
-    } finally {
-      admin.close();
-    }
+    admin = zk.admin();
   }
 
   private ZooKeeperLockBackend backend() {
-    return backend(server.getConnectString());
+    return backend(zk.connectString());
   }
 
   private ZooKeeperLockBackend backend(String connectString) {
-    ZooKeeperLockBackend backend =
-        ZooKeeperLockBackend.connect(
-            ZooKeeperTestServers.settings(connectString, root)
-                .withOwnerIdsSharedAcrossClients(true));
-    closeables.add(backend);
-    return backend;
+    return zk.backend(zk.settings(connectString).withOwnerIdsSharedAcrossClients(true));
   }
 
   private LockClient client(ZooKeeperLockBackend backend) {
-    LockClient client =
-        LockClients.create(
-            backend, LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)));
-    closeables.add(client);
-    return client;
+    return zk.client(backend, Duration.ofSeconds(10));
   }
 
   private static <T> T get(CompletableFuture<T> future) throws Exception {
@@ -198,10 +166,9 @@ class ZooKeeperSharedOwnerIdTest {
    */
   @Test
   void aPartnerLosesItsHoldWhenTheCreatorsSessionEndsNotAtItsNextRenewal() throws Exception {
-    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
-    closeables.add(proxy);
-    LockClient creator = client(backend(proxy.address()));
-    ZooKeeperLockBackend creatorBackend = (ZooKeeperLockBackend) lastBackend(1);
+    TcpProxy proxy = zk.proxy();
+    ZooKeeperLockBackend creatorBackend = backend(proxy.address());
+    LockClient creator = client(creatorBackend);
     LockClient partner = client(backend());
     LockClient stranger = client(backend());
     LockOptions shared =
@@ -220,7 +187,7 @@ class ZooKeeperSharedOwnerIdTest {
 
     proxy.refuse();
     ZooKeeperTestServers.expireSessionOnServer(
-        creatorBackend.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+        creatorBackend.curator().getZookeeperClient().getZooKeeper(), zk.connectString());
     Lease strangers = next.get(millis(10_000).toMillis(), TimeUnit.MILLISECONDS);
     long grantedAt = System.nanoTime();
     await().atMost(millis(1_000)).until(() -> !lost.isEmpty());
@@ -248,8 +215,7 @@ class ZooKeeperSharedOwnerIdTest {
    */
   @Test
   void aPartnerWhoseSessionEndedTakesBackItsHoldsOnTheCreatorsNode() throws Exception {
-    TcpProxy proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", server.getPort()));
-    closeables.add(proxy);
+    TcpProxy proxy = zk.proxy();
     ZooKeeperLockBackend creator = backend();
     ZooKeeperLockBackend partner = backend(proxy.address());
     ZooKeeperLockBackend stranger = backend();
@@ -258,7 +224,7 @@ class ZooKeeperSharedOwnerIdTest {
 
     proxy.refuse();
     ZooKeeperTestServers.expireSessionOnServer(
-        partner.curator().getZookeeperClient().getZooKeeper(), server.getConnectString());
+        partner.curator().getZookeeperClient().getZooKeeper(), zk.connectString());
     proxy.allow();
     await()
         .atMost(millis(15_000))
@@ -274,17 +240,12 @@ class ZooKeeperSharedOwnerIdTest {
     assertThat(get(stranger.release(lockName, other, next))).isEqualTo(ReleaseResult.RELEASED);
   }
 
-  private Object lastBackend(int fromEnd) {
-    // closeables: ..., backend, client: the backend is the one before the client.
-    return closeables.get(closeables.size() - 1 - fromEnd);
-  }
-
   private int queueSize() throws Exception {
-    return ZooKeeperTestServers.nodesUnder(admin, new LockPaths(root).lockPath(lockName)).size();
+    return zk.nodesUnder(new LockPaths(zk.root()).lockPath(lockName)).size();
   }
 
   private String headPath() throws Exception {
-    String parent = new LockPaths(root).lockPath(lockName);
+    String parent = new LockPaths(zk.root()).lockPath(lockName);
     return parent + "/" + LockPaths.queueOrder(admin.getChildren().forPath(parent)).get(0);
   }
 
@@ -294,14 +255,8 @@ class ZooKeeperSharedOwnerIdTest {
    */
   @Test
   void byDefaultAnotherClientWithTheSameOwnerIdWaitsLikeAStranger() {
-    ZooKeeperLockBackend plainA =
-        ZooKeeperLockBackend.connect(
-            ZooKeeperTestServers.settings(server.getConnectString(), root));
-    closeables.add(plainA);
-    ZooKeeperLockBackend plainB =
-        ZooKeeperLockBackend.connect(
-            ZooKeeperTestServers.settings(server.getConnectString(), root));
-    closeables.add(plainB);
+    ZooKeeperLockBackend plainA = zk.backend();
+    ZooKeeperLockBackend plainB = zk.backend();
     assertThat(plainA.sharesOwnerIdsAcrossClients()).isFalse();
     io.dlock.LockOptions chain = io.dlock.LockOptions.defaults().withOwnerId("order-default");
     LockClient a = client(plainA);
