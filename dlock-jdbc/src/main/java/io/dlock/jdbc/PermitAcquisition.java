@@ -94,6 +94,7 @@ final class PermitAcquisition {
     for (int round = 0; round < 2; round++) {
       c.setAutoCommit(false);
       try {
+        long transactionSentAt = System.nanoTime();
         Long fence = lockCounter(c, semaphore);
         if (fence == null) {
           c.rollback(); // never insert after a locking read that found nothing: gap locks deadlock
@@ -141,11 +142,12 @@ final class PermitAcquisition {
           } else {
             // The lease began on the server with that statement, three or four round trips into
             // the call: counted from the call, a slow network would spend them out of the lease.
+            // Where the clock is fixed for the transaction (H2), it began with an earlier
+            // statement: counted from the transaction's first.
+            long from = statements.clockFixedInTransaction() ? transactionSentAt : leaseSentAt;
             result =
                 new AcquireResult.Granted(
-                    granted.fencingToken(),
-                    granted.holdCount(),
-                    Math.max(0, leaseSentAt - calledAtNanos));
+                    granted.fencingToken(), granted.holdCount(), Math.max(0, from - calledAtNanos));
           }
         }
         commit(c, fresh, semaphore, owner, result);
