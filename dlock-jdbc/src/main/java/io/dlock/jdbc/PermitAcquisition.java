@@ -26,6 +26,7 @@ final class PermitAcquisition {
   private final String bumpCounter;
   private final String insert;
   private final String deleteGrant;
+  private final String liveGrant;
 
   /**
    * @param clock the client's clock, on which the send of the statement that sets a grant's lease
@@ -67,6 +68,11 @@ final class PermitAcquisition {
             + ")";
     this.deleteGrant =
         "DELETE FROM " + permits + " WHERE semaphore = ? AND owner = ? AND token = ?";
+    this.liveGrant =
+        "SELECT 1 FROM "
+            + permits
+            + " WHERE semaphore = ? AND owner = ? AND token = ? AND expires_at > "
+            + now;
   }
 
   private PreparedStatement prepare(Connection c, String sql) throws SQLException {
@@ -95,6 +101,7 @@ final class PermitAcquisition {
     for (int round = 0; round < 2; round++) {
       c.setAutoCommit(false);
       try {
+        long transactionSentAt = clock.getAsLong();
         Long fence = lockCounter(c, semaphore);
         if (fence == null) {
           c.rollback(); // never insert after a locking read that found nothing: gap locks deadlock
@@ -133,14 +140,22 @@ final class PermitAcquisition {
           long leaseSentAt =
               fresh
                   ? grant(c, semaphore, owner, count, granted.fencingToken(), holder, leaseMillis)
-                  : extend(c, semaphore, owner, leaseMillis);
-          // The lease began on the server with that statement, three or four round trips into
-          // the call: counted from the call, a slow network would spend them out of the lease.
-          result =
-              new AcquireResult.Granted(
-                  granted.fencingToken(),
-                  granted.holdCount(),
-                  Math.max(0, leaseSentAt - calledAtNanos));
+                  : extend(c, semaphore, owner, granted.fencingToken(), leaseMillis);
+          if (leaseSentAt == ENDED) {
+            // The repeat's grant ended after the summary read it (the clock moves within the
+            // transaction): nothing was extended, and it must not be answered as held. The next
+            // attempt deletes it and grants anew.
+            result = new AcquireResult.Held(Duration.ZERO);
+          } else {
+            // The lease began on the server with that statement, three or four round trips into
+            // the call: counted from the call, a slow network would spend them out of the lease.
+            // Where the clock is fixed for the transaction (H2), it began with an earlier
+            // statement: counted from the transaction's first.
+            long from = statements.clockFixedInTransaction() ? transactionSentAt : leaseSentAt;
+            result =
+                new AcquireResult.Granted(
+                    granted.fencingToken(), granted.holdCount(), Math.max(0, from - calledAtNanos));
+          }
         }
         commit(c, fresh, semaphore, owner, result);
         return result;
@@ -237,16 +252,37 @@ final class PermitAcquisition {
     }
   }
 
-  /** Extends a repeat's lease; returns when the statement was sent (on the client's clock). */
-  private long extend(Connection c, String semaphore, String owner, long leaseMillis)
+  /** What {@link #extend} returns when the repeat's grant had ended: nothing was extended. */
+  private static final long ENDED = Long.MIN_VALUE;
+
+  /**
+   * Extends a repeat's lease; returns when the statement was sent (on the client's clock), or
+   * {@link #ENDED}.
+   */
+  private long extend(Connection c, String semaphore, String owner, long token, long leaseMillis)
       throws SQLException {
+    long sentAt;
+    int updated;
     try (PreparedStatement ps = prepare(c, extend)) {
       ps.setLong(1, leaseMillis);
       ps.setString(2, semaphore);
       ps.setString(3, owner);
-      long sentAt = clock.getAsLong();
-      ps.executeUpdate(); // 0 with a driver counting changed rows: a longer lease kept
+      sentAt = clock.getAsLong();
+      updated = ps.executeUpdate();
+    }
+    if (updated >= 1) {
       return sentAt;
+    }
+    // 0: the grant ended since the summary (found by review: PermitLeaseStartTest), or a driver
+    // counting changed rows and a longer lease kept. Asked, as PermitStatements#renew does:
+    // nothing revives an ended grant, so live now was live at the extend.
+    try (PreparedStatement ps = prepare(c, liveGrant)) {
+      ps.setString(1, semaphore);
+      ps.setString(2, owner);
+      ps.setLong(3, token);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? sentAt : ENDED;
+      }
     }
   }
 

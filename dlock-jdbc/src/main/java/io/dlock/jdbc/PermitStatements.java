@@ -72,6 +72,14 @@ abstract class PermitStatements {
   abstract String nowMillis();
 
   /**
+   * Whether {@link #nowMillis()} stays the same within a transaction, once it has written, rather
+   * than moving with each statement: then a lease set by a statement began with an earlier one.
+   */
+  boolean clockFixedInTransaction() {
+    return false;
+  }
+
+  /**
    * Inserts the counter row of a semaphore (one parameter, its name) with fence 0 unless it exists,
    * without failing when another client inserts it at the same time.
    */
