@@ -3,6 +3,7 @@ package io.dlock.torture;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
@@ -79,12 +80,34 @@ final class PermitFence {
     }
   }
 
-  private String checkInTurn(String worker, String semaphore, long token) {
+  /**
+   * Asks the backend which of {@code semaphore}'s grants live, as a check does, without an
+   * operation: the coordinator calls it every {@link #POLL_EVERY} so that a grant's end is seen
+   * within that long also while no worker enters the register (a holder holding for 3 s, the others
+   * waiting for its permit and the victim's). Tokens listed are seen; a backend that cannot be
+   * asked changes nothing.
+   */
+  void poll(String semaphore) {
+    checking.lock();
+    try {
+      listing(semaphore)
+          .ifPresent(live -> listed.computeIfAbsent(semaphore, s -> new HashSet<>()).addAll(live));
+    } finally {
+      checking.unlock();
+    }
+  }
+
+  static final java.time.Duration POLL_EVERY = java.time.Duration.ofMillis(100);
+
+  /**
+   * The live tokens, noting every seen token no longer listed as delisted; empty if unavailable.
+   */
+  private Optional<Set<Long>> listing(String semaphore) {
     Set<Long> live;
     try {
       live = liveTokens.apply(semaphore);
     } catch (RuntimeException e) {
-      return "unavailable";
+      return Optional.empty();
     }
     Set<Long> seen = listed.computeIfAbsent(semaphore, s -> new HashSet<>());
     Set<Long> gone = revoked.computeIfAbsent(semaphore, s -> new HashSet<>());
@@ -93,6 +116,17 @@ final class PermitFence {
         delisted.accept(semaphore, t);
       }
     }
+    return Optional.of(live);
+  }
+
+  private String checkInTurn(String worker, String semaphore, long token) {
+    Optional<Set<Long>> listing = listing(semaphore);
+    if (listing.isEmpty()) {
+      return "unavailable";
+    }
+    Set<Long> live = listing.get();
+    Set<Long> seen = listed.computeIfAbsent(semaphore, s -> new HashSet<>());
+    Set<Long> gone = revoked.computeIfAbsent(semaphore, s -> new HashSet<>());
     if (gone.contains(token)) {
       return "revoked";
     }

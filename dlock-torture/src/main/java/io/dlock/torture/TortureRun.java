@@ -29,8 +29,13 @@ final class TortureRun {
   /** The threads of the coordinator's own clients: the probe's contenders and the waiter. */
   private final ExecutorService clientThreads = Executors.newCachedThreadPool();
 
+  // A semaphore run's fence asks the backend every PermitFence.POLL_EVERY (PermitReturnCriterion).
+  private final java.util.concurrent.ScheduledExecutorService fencePolls =
+      Executors.newSingleThreadScheduledExecutor();
+
   private final WorkerPool workers;
   private final Probe probe;
+  private final List<String> lockNames;
   private final WaiterPartition waiterPartition;
 
   TortureRun(RunSettings settings, Target target, String jar) {
@@ -69,6 +74,7 @@ final class TortureRun {
         lockNames.add("torture-" + settings.scenario().id() + "-" + run + "-" + i);
       }
     }
+    this.lockNames = List.copyOf(lockNames);
     this.workers = new WorkerPool(settings, target, jar, dir, lockNames, registers.port());
     this.probe = new Probe(settings, target, dir, clientThreads);
     this.waiterPartition =
@@ -80,7 +86,14 @@ final class TortureRun {
     try (probe) {
       probe.connect();
       if (settings.workload() == Workload.SEMAPHORE) {
-        registers.fencePermits(new PermitFence(probe::permitTokens, registers::delisted));
+        PermitFence fence = new PermitFence(probe::permitTokens, registers::delisted);
+        registers.fencePermits(fence);
+        String semaphore = lockNames.get(0);
+        fencePolls.scheduleWithFixedDelay(
+            () -> fence.poll(semaphore),
+            0,
+            PermitFence.POLL_EVERY.toMillis(),
+            java.util.concurrent.TimeUnit.MILLISECONDS);
       }
       for (int i = 0; i < settings.workers(); i++) {
         workers.spawn(
@@ -94,8 +107,10 @@ final class TortureRun {
           .injectUntil(end);
       probe.awaitContenders();
       faults.append(Event.Kind.RUN_END, "-", 0, scenario.id());
+      fencePolls.shutdownNow();
     } finally {
       // The probe's client is closed first (by the try); its proxies only once nothing else runs.
+      fencePolls.shutdownNow();
       workers.stopAll();
       waiterPartition.close();
       probe.closeProxies();

@@ -30,6 +30,32 @@ class PermitFenceTest {
     assertThat(delisted).containsExactly("s 1");
   }
 
+  /** A poll sees grants end while no worker enters the register. */
+  @Test
+  void aPollNotesATokenListedThenNot_andRevokesIt() {
+    live.add(3L);
+    fence.poll("s");
+    assertThat(delisted).isEmpty();
+    live.remove(3L);
+    fence.poll("s");
+    assertThat(delisted).containsExactly("s 3");
+    live.add(3L);
+    assertThat(fence.check("w1", "s", 3)).isEqualTo("revoked");
+  }
+
+  @Test
+  void aPollOfABackendThatCannotBeAsked_changesNothing() {
+    PermitFence failing =
+        new PermitFence(
+            semaphore -> {
+              throw new IllegalStateException("down");
+            },
+            (s, t) -> delisted.add(s + " " + t));
+    failing.poll("s");
+    assertThat(delisted).isEmpty();
+    assertThat(failing.check("w1", "s", 1)).isEqualTo("unavailable");
+  }
+
   @Test
   void aTokenNeverSeenListed_isRefusedWithoutADelisting() {
     assertThat(fence.check("w1", "s", 7)).isEqualTo("unlisted");
