@@ -10,10 +10,11 @@ import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
 import io.dlock.Permit;
-import java.net.InetSocketAddress;
+import io.dlock.testkit.net.TcpProxy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -193,15 +194,19 @@ public final class PermitWorker {
    * capabilities, asked once with a client of its own.
    */
   static String unsupportedOn(Target target) {
-    String uri = target.uri(target.servers().stream().map(InetSocketAddress::getPort).toList());
+    // Through proxies, as the probe connects: a target's URI names the ports a client reaches, and
+    // zookeeper-netns's members are reached only that way (their own ports are in namespaces).
+    List<TcpProxy> proxies = target.servers().stream().map(TcpProxy::new).toList();
     try (LockClient client =
         LockClients.connect(
-            uri,
+            target.uri(proxies.stream().map(TcpProxy::port).toList()),
             target.properties(Duration.ofSeconds(2)),
             LockClientOptions.defaults().withOperationTimeout(Worker.OPERATION_TIMEOUT))) {
       return client.capabilities().contains(BackendCapability.SEMAPHORES)
           ? null
           : "its backend has no semaphores";
+    } finally {
+      proxies.forEach(TcpProxy::close);
     }
   }
 }
