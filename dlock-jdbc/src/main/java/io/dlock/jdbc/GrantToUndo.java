@@ -36,16 +36,6 @@ final class GrantToUndo extends SQLException {
    * the grant blocked the name for its whole lease (found by review: MySQL's token written after
    * the commit).
    */
-  /** Whether {@code failure} was a connection's (SQLState class 08). */
-  private static boolean brokenConnection(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof SQLException e && MySqlLeaseRowAcquisition.connectionFailed(e)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   static <T> CompletableFuture<T> undoElsewhere(JdbcCalls calls, String name, Throwable failure) {
     GrantToUndo toUndo = null;
     for (Throwable t = failure; t != null && toUndo == null; t = t.getCause()) {
@@ -64,20 +54,6 @@ final class GrantToUndo extends SQLException {
               undo.run(c);
               return null;
             })
-        // Once more on a connection that failed as a connection: the pool may hand out the very
-        // connection that broke under the acquisition (a pool that learns a connection is dead
-        // only when a call on it fails, as HikariCP does for one the driver closed on abort), and
-        // that failure has it discarded, so the second call gets another. The undo is idempotent.
-        .exceptionallyCompose(
-            first ->
-                brokenConnection(first)
-                    ? calls.call(
-                        "undo the grant of '" + name + "' (again, on another connection)",
-                        c -> {
-                          undo.run(c);
-                          return null;
-                        })
-                    : CompletableFuture.failedFuture(first))
         .<T>handle(
             (done, undoFailure) -> {
               if (undoFailure != null) {

@@ -68,18 +68,56 @@ final class JdbcCalls {
     return run(
         operation,
         () -> {
-          try (Connection c = dataSource.getConnection()) {
+          try (Connection c = borrowOpen()) {
             int poolNetworkTimeout = SocketTimeouts.bound(c, networkTimeoutMillis);
             try {
-              if (!c.getAutoCommit()) {
-                c.setAutoCommit(true); // each statement is atomic on its own
-              }
               return work.run(c);
             } finally {
               SocketTimeouts.restore(c, poolNetworkTimeout);
             }
           }
         });
+  }
+
+  /**
+   * A pooled connection in autocommit (each statement atomic on its own). One found broken before
+   * anything of the call was sent on it is given back and another borrowed, once: a pool may hand
+   * out a connection the driver closed under an earlier call (HikariCP did, with the connection a
+   * lost commit answer broke, to the very undo of that grant: {@code LostCommitAnswerTest}), and
+   * the failure has the pool discard it. Retrying the call itself instead could run an undo twice
+   * after an answer lost, and an owner id's "one hold less" is not idempotent.
+   */
+  private Connection borrowOpen() throws SQLException {
+    Connection c = dataSource.getConnection();
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      return c;
+    } catch (SQLException e) {
+      closeQuietly(c, e);
+      if (!MySqlLeaseRowAcquisition.connectionFailed(e)) {
+        throw e;
+      }
+    }
+    Connection again = dataSource.getConnection();
+    try {
+      if (!again.getAutoCommit()) {
+        again.setAutoCommit(true);
+      }
+      return again;
+    } catch (SQLException e) {
+      closeQuietly(again, e);
+      throw e;
+    }
+  }
+
+  private static void closeQuietly(Connection c, SQLException failure) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /** Runs {@code work} on the backend's executor. */
