@@ -395,16 +395,6 @@ final class Acquisitions {
     return null;
   }
 
-  /**
-   * When the grant's lease began on the server at the earliest, on this client's clock: when the
-   * request was sent, or as much later as the backend says the request that set the lease was sent
-   * ({@link AcquireResult.Granted#leaseStartedAfterNanos}), never later than now.
-   */
-  private long leaseStart(long sentAt, AcquireResult.Granted granted) {
-    long after = granted.leaseStartedAfterNanos();
-    return after == 0 ? sentAt : Math.min(sentAt + after, clock.nanoTime());
-  }
-
   private LeaseHandle registerGrant(
       GrantKey key,
       LockOwner owner,
@@ -413,7 +403,10 @@ final class Acquisitions {
       long sentAt,
       long sentAtRaise) {
     String name = key.lockName();
-    long leaseFrom = leaseStart(sentAt, granted);
+    // From the request's send, or as much later as the backend says the request that set the
+    // lease went (a JDBC permit's insert), never later than now: AcquireResult.Granted.
+    long after = granted.leaseStartedAfterNanos();
+    long leaseFrom = after == 0 ? sentAt : Math.min(sentAt + after, clock.nanoTime());
     Grant fresh = new Grant(client, key, owner, granted.fencingToken(), lockOptions, leaseFrom);
     if (!fresh.isValid()) {
       // The answer took longer than the lease: the server may already have let it go.
