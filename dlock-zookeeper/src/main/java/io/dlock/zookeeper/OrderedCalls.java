@@ -85,13 +85,15 @@ final class OrderedCalls {
       return result;
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
+    // The key's turn ends before the caller hears the answer: a call the caller makes on it (the
+    // abandon of a refused attempt) then finds nothing pending and starts on the caller's thread.
     java.util.function.Consumer<@Nullable Throwable> finish =
         failure -> {
+          tails.remove(key, done);
+          done.complete(null);
           if (failure != null) {
             result.completeExceptionally(failures.failure(operation, failure));
           }
-          tails.remove(key, done);
-          done.complete(null);
         };
     Runnable run =
         () -> {
@@ -103,10 +105,10 @@ final class OrderedCalls {
           }
           running.whenComplete(
               (value, failure) -> {
+                finish.accept(failure);
                 if (failure == null) {
                   result.complete(value);
                 }
-                finish.accept(failure);
               });
         };
     Runnable start =

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -50,6 +51,13 @@ final class PermitQueue {
   private final LeaseEndTimer<PermitHold> leaseTimer;
   private final PermitWaiters waiters;
 
+  /**
+   * The waiter node of each owner whose last attempt answered Held, for its abandon to delete
+   * without listing (see {@link ZooKeeperPermits#abandon}); absent after an attempt that failed,
+   * whose node is then looked for.
+   */
+  private final Map<LockAndOwner, String> waiting = new ConcurrentHashMap<>();
+
   /** How long the answers to the holders' watches are awaited: the connection timeout. */
   private final Duration watchBound;
 
@@ -86,6 +94,7 @@ final class PermitQueue {
       throws Exception {
     String parent = paths.semaphorePath(key.lockName());
     String ownerKey = LockPaths.ownerKey(key.owner());
+    waiting.remove(key); // known again only if this attempt ends waiting
     long slowest = 0; // the slowest round trip of this attempt so far
     for (int round = 0; round < MAX_ROUNDS; round++) {
       failures.ensureConnected();
@@ -121,13 +130,15 @@ final class PermitQueue {
           deleteQuietly(parent + "/" + queue.get(i).name());
         }
       }
+      String node = parent + "/" + queue.get(position).name();
       PermitWaiters.Watch watcher = waiters.watcher(key);
       if (watcher == null) {
-        return new AcquireResult.Held(RETRY_WITHOUT_WATCH); // gave up meanwhile: no signal needed
+        // Gave up meanwhile: no signal needed.
+        return waitingAt(key, node, RETRY_WITHOUT_WATCH);
       }
       if (position > 0) {
         if (watch(watcher, parent + "/" + queue.get(position - 1).name())) {
-          return new AcquireResult.Held(null);
+          return waitingAt(key, node, null);
         }
         continue; // the predecessor left between the listing and the watch
       }
@@ -137,7 +148,7 @@ final class PermitQueue {
         if (!inTime(askedAt, slowest, leaseNanos)) {
           // Granted now, the permit would be lost at its first renewal: the core asks again at
           // once (this waiter node keeps its place) and counts the lease from then.
-          return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
+          return waitingAt(key, node, RETRY_WITHOUT_WATCH);
         }
         AcquireResult granted =
             grant(
@@ -149,12 +160,25 @@ final class PermitQueue {
         continue; // another grant came first, or the node changed: count again
       }
       if (watchAll(watcher, parent, holders)) {
-        return new AcquireResult.Held(null);
+        return waitingAt(key, node, null);
       }
       // A holder left between the listing and the watches: there may be room now.
     }
     // The queue kept changing under us and no watch may be left set: have the core try again.
     return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
+  }
+
+  private AcquireResult waitingAt(LockAndOwner key, String node, @Nullable Duration retryAfter) {
+    waiting.put(key, node);
+    return new AcquireResult.Held(retryAfter);
+  }
+
+  /**
+   * Takes the waiter node of the owner's last attempt, if it answered Held (and nothing since):
+   * exactly the node its abandon must delete.
+   */
+  @Nullable String forgetWaiter(LockAndOwner key) {
+    return waiting.remove(key);
   }
 
   /**

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -132,6 +133,12 @@ final class ZooKeeperPermits implements PermitStore {
    * Queued behind the owner's earlier calls (so it sees their nodes) but not waited for; if the
    * connection is down it is retried once it is back (a node of a session that ended is gone with
    * it anyway).
+   *
+   * <p>With nothing pending for the owner (a refused {@code tryAcquire}, a wait that timed out),
+   * the delete of its waiter node is sent from the calling thread, before any later request of this
+   * client: ZooKeeper answers a session's requests in order, so the client's next attempt (another
+   * owner: each acquisition has its own) never finds itself queued behind this abandoned node,
+   * which strict fairness would make it wait for.
    */
   @Override
   public CompletableFuture<Void> abandon(String semaphore, LockOwner owner) {
@@ -144,14 +151,11 @@ final class ZooKeeperPermits implements PermitStore {
   private void leave(LockAndOwner key) {
     long generation = leaveAfterReconnect.generation(); // before the clean-up can fail
     calls
-        .submit(
+        .submitAsync(
             key,
             "abandon wait for permits of '" + key.lockName() + "'",
             false,
-            () -> {
-              queue.leave(key);
-              return null;
-            })
+            () -> leaveFast(key))
         .whenComplete(
             (v, failure) -> {
               if (failure != null) {
@@ -159,6 +163,52 @@ final class ZooKeeperPermits implements PermitStore {
                 leaveAfterReconnect.failed(key, generation);
               }
             });
+  }
+
+  /**
+   * Deletes the known waiter node with one background request; a wait whose node is not known (its
+   * last attempt failed, or a deferred clean-up) has its nodes looked for on a worker.
+   */
+  private CompletableFuture<Void> leaveFast(LockAndOwner key) {
+    String node = queue.forgetWaiter(key);
+    if (node == null || !client.getZookeeperClient().isConnected()) {
+      return leaveOnWorker(key);
+    }
+    CompletableFuture<Void> deleted = new CompletableFuture<>();
+    try {
+      client
+          .delete()
+          .inBackground(
+              (c, event) -> {
+                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
+                  deleted.complete(null);
+                } else {
+                  leaveOnWorker(key)
+                      .whenComplete(
+                          (v, failure) -> {
+                            if (failure == null) {
+                              deleted.complete(null);
+                            } else {
+                              deleted.completeExceptionally(failure);
+                            }
+                          });
+                }
+              })
+          .forPath(node);
+    } catch (Exception e) {
+      return leaveOnWorker(key);
+    }
+    return deleted;
+  }
+
+  private CompletableFuture<Void> leaveOnWorker(LockAndOwner key) {
+    return calls.onWorker(
+        "abandon wait for permits of '" + key.lockName() + "'",
+        () -> {
+          queue.leave(key);
+          return null;
+        });
   }
 
   @Override

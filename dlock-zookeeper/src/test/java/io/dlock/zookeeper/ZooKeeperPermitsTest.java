@@ -129,6 +129,30 @@ class ZooKeeperPermitsTest {
     held.release();
   }
 
+  /**
+   * The client's next request after a refused attempt already finds the attempt's waiter node gone:
+   * a later attempt of the same client (another owner) must not queue behind it, or strict fairness
+   * refuses it though its count fits (CI27: tryAcquire(1) refused after a refused tryAcquire(2)).
+   * The listing below is sent through the same session right after the refusal, so it is answered
+   * after every request the refusal sent before it returned.
+   */
+  @Test
+  void aRefusedAttemptsWaiterIsGoneBeforeTheClientsNextRequest() throws Exception {
+    ZooKeeperLockBackend backend = zk.backend();
+    LockClient client = client(backend);
+    var semaphore = client.semaphore("refused", 3, LockOptions.defaults());
+    Permit two = semaphore.tryAcquire(2).orElseThrow();
+    String path = new PermitPaths(root).semaphorePath("refused");
+    for (int i = 0; i < 20; i++) {
+      assertThat(semaphore.tryAcquire(2)).as("2 + 2 > 3").isEmpty();
+      List<String> children = backend.curator().getChildren().forPath(path);
+      assertThat(PermitPaths.queue(children)).as("waiters after refusal %d", i).isEmpty();
+    }
+    Permit one = semaphore.tryAcquire(1).orElseThrow();
+    one.release();
+    two.release();
+  }
+
   @Test
   void aReleaseSignalsTheHeadWaiterOnlyAndTheNextOnceTheHeadIsGranted() throws Exception {
     PermitStore store = store(zk.backend());
