@@ -126,15 +126,32 @@ final class FaultSchedule {
     afterFault();
   }
 
-  /** Every worker's connections delayed by a tenth of the lease each way, for twice the lease. */
+  /**
+   * Every worker's connections delayed by a tenth of the lease each way, for twice the lease. A
+   * round trip beyond the target's per-call bound is logged as an outage ({@link
+   * Target#perCallBound}): the token field of both markers says so (1).
+   */
   private void delay() throws InterruptedException {
     Duration lease = settings.lease();
     long millis = lease.toMillis() / 10;
+    Optional<Duration> bound = target.perCallBound();
+    boolean outage = bound.isPresent() && 2 * millis > bound.get().toMillis();
     workers.delay(millis);
-    faults.injected(Event.Kind.DELAY_BEGIN, "-", 0, "all workers " + millis + " ms each way");
+    faults.injected(
+        Event.Kind.DELAY_BEGIN,
+        "-",
+        outage ? 1 : 0,
+        "all workers "
+            + millis
+            + " ms each way"
+            + (outage
+                ? ", beyond the backend's per-call bound of "
+                    + bound.get().toMillis()
+                    + " ms: an outage"
+                : ""));
     calm(lease.multipliedBy(2)); // the delay period itself
     workers.delay(0);
-    faults.append(Event.Kind.DELAY_END, "-", 0, "");
+    faults.append(Event.Kind.DELAY_END, "-", outage ? 1 : 0, "");
     afterFault();
   }
 

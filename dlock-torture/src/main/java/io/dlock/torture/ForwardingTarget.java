@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A target over another's servers: its servers, client settings, restarts and close are the wrapped
@@ -34,6 +35,11 @@ abstract class ForwardingTarget implements Target {
   @Override
   public Duration holdAfterDeath(Duration lease) {
     return base.holdAfterDeath(lease);
+  }
+
+  @Override
+  public Optional<Duration> perCallBound() {
+    return base.perCallBound();
   }
 
   @Override

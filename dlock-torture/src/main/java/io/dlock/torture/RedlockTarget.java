@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
@@ -19,6 +20,7 @@ import java.util.stream.Collectors;
  */
 final class RedlockTarget implements Target {
   private static final int MASTERS = 5;
+  private static final Duration NODE_TIMEOUT = Duration.ofMillis(100);
   private final List<RedisServerProcess> masters = new ArrayList<>();
   private final TcpProxy blackhole;
   private int nextVictim;
@@ -52,7 +54,17 @@ final class RedlockTarget implements Target {
   public String uri(List<Integer> ports) {
     return "redlock://"
         + ports.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","))
-        + "?nodeTimeout=PT0.1S";
+        + "?nodeTimeout="
+        + NODE_TIMEOUT;
+  }
+
+  /**
+   * The node timeout: a master slower than that counts as down (redlock.md), so a {@code delay} of
+   * every path beyond it is all masters down.
+   */
+  @Override
+  public Optional<Duration> perCallBound() {
+    return Optional.of(NODE_TIMEOUT);
   }
 
   @Override

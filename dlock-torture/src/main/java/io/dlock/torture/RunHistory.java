@@ -152,6 +152,14 @@ final class RunHistory {
           // A member cut off from the others is, to its clients, a server fault as a restart is:
           // the ensemble elects, sessions move, and grants may wait for it.
         case RESTART_BEGIN, MEMBER_CUT_BEGIN -> restartBegin = e.nanos();
+          // A delay beyond the backend's per-call bound (token 1) is all its servers down.
+        case DELAY_BEGIN -> restartBegin = e.token() == 1 ? e.nanos() : restartBegin;
+        case DELAY_END -> {
+          if (e.token() == 1) {
+            restartWindows.add(
+                new long[] {restartBegin, e.nanos() + settings.lease().toNanos() * 2});
+          }
+        }
         case CLOSE_BEGIN -> {
           closesByLock.computeIfAbsent(e.lock(), k -> new ArrayList<>()).add(e.nanos());
           closesBySource.computeIfAbsent(e.source(), k -> new ArrayList<>()).add(e.nanos());

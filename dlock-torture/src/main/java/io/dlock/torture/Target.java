@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** A backend under torture: servers this process started and may restart. */
 interface Target extends AutoCloseable {
@@ -32,6 +33,16 @@ interface Target extends AutoCloseable {
    */
   default Duration nextGrantBound(Duration lease) {
     return holdAfterDeath(lease).plus(lease.dividedBy(3)).plus(Duration.ofSeconds(1));
+  }
+
+  /**
+   * The longest round trip the backend waits for before it counts a server down, if it sets one
+   * shorter than its lease (Redlock's node timeout). A network path slower than that is, to this
+   * backend, every server down: a {@code delay} beyond it is an outage, judged as a restart is
+   * (grants may wait; overlaps, stale writes and unexplained losses still fail).
+   */
+  default Optional<Duration> perCallBound() {
+    return Optional.empty();
   }
 
   /** Whether {@link #restart()} is possible: not on a server this process did not start. */

@@ -187,6 +187,31 @@ class CheckerElectionTest {
     assertThat(result.worstNextGrantNanos()).isEqualTo(2_100 * MS);
   }
 
+  /**
+   * Every path delayed from 500 ms to 4.5 s, no leader from 400 ms to 4.8 s: within a delay beyond
+   * the backend's per-call bound (token 1: Redlock's node timeout, every master down) the gap is an
+   * outage's, as during a restart; the same delay within the bound (token 0) must fail.
+   */
+  private RunResult noLeaderThroughADelay(long outage) {
+    handOffs();
+    at(500, "faults", Kind.DELAY_BEGIN, "-", outage, "all workers 200 ms each way");
+    at(4_500, "faults", Kind.DELAY_END, "-", outage, "");
+    term("w1", 4, 4_800, 4_900);
+    runEnds(5_000, "w2", "w3");
+    return check(Scenario.DELAY, 1);
+  }
+
+  @Test
+  void noLeaderWhileADelayBeyondTheBackendsPerCallBoundLasts_passes() {
+    assertThat(noLeaderThroughADelay(1).failures()).isEmpty();
+  }
+
+  @Test
+  void noLeaderWhileADelayWithinTheBackendsPerCallBoundLasts_fails() {
+    assertThat(noLeaderThroughADelay(0).failures())
+        .anyMatch(f -> f.contains("election torture-e had no leader for 4400 ms"));
+  }
+
   @Test
   void aLateSuccessor_fails() {
     killedLeader(5_000);
