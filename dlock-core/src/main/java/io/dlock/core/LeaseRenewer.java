@@ -179,16 +179,27 @@ final class LeaseRenewer {
     // within a third of the lease, before the next tick would): one request per tick and length,
     // however the leases' due times were spread when they were taken. Renewing a lease early only
     // moves its end later; after one tick the due times of a length coincide.
+    // Every length's call is sent before any is waited for: a slow answer for one length never
+    // holds back another length's renewal.
+    List<SentRenewal> sent = new ArrayList<>(lengthsDue.size());
     for (Long length : lengthsDue) {
-      renew(byLength.get(length));
+      sent.add(send(byLength.get(length)));
+    }
+    for (SentRenewal renewal : sent) {
+      finish(renewal);
     }
   }
 
-  /**
-   * Renews one batch, waiting for the answer at most a third of the lease (the operation timeout if
-   * shorter), and marking lost meanwhile the leases that end ({@link LeaseEnds#await}).
-   */
-  private void renew(List<Grant> batch) {
+  /** A batch's renewal call, sent and not yet answered. */
+  private record SentRenewal(
+      List<Grant> batch,
+      Map<HeldLease, List<Grant>> byLease,
+      long sentAt,
+      long deadline,
+      CompletableFuture<Set<HeldLease>> answer) {}
+
+  /** Sends the renewal of one batch. */
+  private SentRenewal send(List<Grant> batch) {
     // Grants of one owner id with different options are separate grants of the same server lease
     // (equal name, owner, token and length): one request each, and each one's answer to all of
     // them.
@@ -197,15 +208,50 @@ final class LeaseRenewer {
       byLease.computeIfAbsent(grant.heldLease(), l -> new ArrayList<>(1)).add(grant);
     }
     long sentAt = clock.nanoTime();
-    long timeout =
-        Math.max(
-            1_000_000L, Math.min(operationTimeout.toNanos(), batch.get(0).trustedLeaseNanos() / 3));
+    CompletableFuture<Set<HeldLease>> answer;
+    try {
+      answer = backend.renew(List.copyOf(byLease.keySet()));
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
+    return new SentRenewal(batch, byLease, sentAt, sentAt + waitNanos(batch, sentAt), answer);
+  }
+
+  /**
+   * How long a renewal sent at {@code now} is waited for: until a tenth of the lease before the
+   * batch's first trusted end, and at least a third of the lease; never past the operation timeout.
+   * A renewal of several round trips over a slow path (a JDBC backend: the pool's validation, then
+   * the statement; 400 ms round trips against a 2 s lease) is answered in time there, where a third
+   * of the lease gave it up, and its retry came back after the lease had ended. The tenth left is
+   * for a retry where the call was lost rather than slow (a dead connection on a fast path).
+   */
+  private long waitNanos(List<Grant> batch, long now) {
+    long trusted = batch.get(0).trustedLeaseNanos();
+    long firstEnd = Long.MAX_VALUE;
+    for (Grant grant : batch) {
+      long end = grant.validUntilNanos();
+      if (firstEnd == Long.MAX_VALUE || end - firstEnd < 0) {
+        firstEnd = end;
+      }
+    }
+    long untilEnd = firstEnd - now - trusted / 10;
+    return Math.max(
+        1_000_000L, Math.min(operationTimeout.toNanos(), Math.max(trusted / 3, untilEnd)));
+  }
+
+  /**
+   * Waits for a batch's renewal until its deadline, marking lost meanwhile the leases that end
+   * ({@link LeaseEnds#await}), and applies the answer.
+   */
+  private void finish(SentRenewal renewal) {
+    Map<HeldLease, List<Grant>> byLease = renewal.byLease();
+    long sentAt = renewal.sentAt();
     Set<HeldLease> gone;
     try {
       gone =
           ends.await(
-              backend.renew(List.copyOf(byLease.keySet())),
-              timeout,
+              renewal.answer(),
+              Math.max(1_000_000L, renewal.deadline() - clock.nanoTime()),
               "renew " + byLease.size() + " lease(s)");
     } catch (RuntimeException e) {
       if (failuresInARow++ == 0) {
@@ -222,7 +268,7 @@ final class LeaseRenewer {
           grant.renewalFailed(sentAt, entry.getKey().lease().toNanos(), failedAt);
         }
       }
-      lockEvents.renewalFailed(batch.size(), e);
+      lockEvents.renewalFailed(renewal.batch().size(), e);
       return;
     }
     if (failuresInARow > 0) {
