@@ -72,9 +72,10 @@ final class ConnectionBoundLocks implements ModeLocks {
       String lockName, LockOwner lockOwner, Duration lease, String holder) {
     String owner = lockOwner.key();
     boolean countsHolds = lockOwner.countsHolds();
+    long calledAt = held.now(); // on the caller's thread: the core counts the lease from about now
     return calls.run(
         "acquire '" + lockName + "'",
-        () -> held.tryAcquire(lockName, owner, countsHolds, lease.toMillis(), holder));
+        () -> held.tryAcquire(lockName, owner, countsHolds, lease.toMillis(), holder, calledAt));
   }
 
   @Override

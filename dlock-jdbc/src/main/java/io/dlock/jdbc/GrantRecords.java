@@ -69,7 +69,11 @@ final class GrantRecords {
     }
     if (!recorded) {
       throw new SQLException(
-          "the record of the grant of '" + h.name + "' (token " + h.token + ") was cleared",
+          "the record of the grant of '"
+              + h.name
+              + "' (token "
+              + h.token
+              + ") was cleared, or the session holding its lock ended",
           "08003");
     }
     return true;

@@ -19,6 +19,16 @@ final class H2RowLockStatements extends RowLockStatements {
     return "FOR UPDATE SKIP LOCKED";
   }
 
+  /**
+   * No: H2 shows other sessions in {@code INFORMATION_SCHEMA.SESSIONS} to admins only, so the
+   * renewal confirms the holding connection with a heartbeat on it (an embedded database: no round
+   * trip to save).
+   */
+  @Override
+  boolean renewalConfirmsSession() {
+    return false;
+  }
+
   @Override
   boolean skipsLocked() {
     return true;

@@ -67,6 +67,15 @@ abstract class HeldLockStatements {
   }
 
   /**
+   * Whether {@link #renewRecord} confirms on the server that the session holding the lock lives, so
+   * that a renewal needs no {@link #heartbeat} on the holding connection: one statement, not two,
+   * over a slow path (the holding connection is still kept busy by {@link HeldLockWatch}).
+   */
+  boolean renewalConfirmsSession() {
+    return false;
+  }
+
+  /**
    * Records the grant through {@code other}, an autocommit connection; see {@link #recordsApart}.
    *
    * @return the grant as recorded (with its token, where the mode draws it here), or null if

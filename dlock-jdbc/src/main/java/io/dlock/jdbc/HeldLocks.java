@@ -115,6 +115,11 @@ final class HeldLocks implements AutoCloseable {
             threadName);
   }
 
+  /** Now on the client's clock ({@link #useClock}). */
+  long now() {
+    return clock.nanoTime();
+  }
+
   /** Called when the backend starts, before any grant: lease ends are measured on {@code clock}. */
   void useClock(MonotonicClock clock) {
     watch.useClock(clock); // refuses a second start: lease ends already registered would move
@@ -127,8 +132,17 @@ final class HeldLocks implements AutoCloseable {
 
   // ---- the primitives ---------------------------------------------------------------------
 
+  /**
+   * @param calledAt when the backend's {@code tryAcquire} was called, on the client's clock ({@link
+   *     #now}): a new grant says how long after it its lease began
+   */
   AcquireResult tryAcquire(
-      String name, String owner, boolean countsHolds, long leaseMillis, String holder)
+      String name,
+      String owner,
+      boolean countsHolds,
+      long leaseMillis,
+      String holder,
+      long calledAt)
       throws SQLException {
     long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     HeldGrant current = holdings.get(name);
@@ -205,6 +219,7 @@ final class HeldLocks implements AutoCloseable {
         // once per heartbeat interval (PostgreSQL's NOTIFY wakes waiters sooner on a release).
         return new AcquireResult.Held(retryBound);
       }
+      long recordSentAt = clock.nanoTime(); // no later than the send of the record's statement
       HeldLockStatements.Granted granted = records.record(name, owner, holder, locked, leaseMillis);
       if (granted == null) {
         // Another grant's record is live: its holder may still trust a lock that the server
@@ -229,7 +244,12 @@ final class HeldLocks implements AutoCloseable {
       }
       watch.scheduleEndCheck(fresh);
       kept = true;
-      return new AcquireResult.Granted(granted.token(), 1);
+      // Row mode: the grant's lease is its record's, which began on the server with the record's
+      // statement, several round trips into the call (the pool, the locking transaction): counted
+      // from the call, a slow network spent them out of the lease, and the first renewal came back
+      // after it (RowLockSlowNetworkTest). Session mode records in the locking statement.
+      long leaseStartedAfter = statements.recordsApart() ? Math.max(0, recordSentAt - calledAt) : 0;
+      return new AcquireResult.Granted(granted.token(), 1, leaseStartedAfter);
     } finally {
       if (!kept) {
         if (c != null) {
@@ -348,6 +368,20 @@ final class HeldLocks implements AutoCloseable {
         gone.add(lease); // not this grant: it ended, whatever holds the name now
         continue;
       }
+      // Where the record's statement confirms the holding session by itself, it needs nothing of
+      // the holding connection, and is sent before the grant's I/O lock is taken: a heartbeat
+      // under way there (a round trip on a slow path) does not delay the renewal. A release or a
+      // death meanwhile is seen under the lock, and wins; a move after a release finds no record.
+      Boolean movedEarly = null;
+      SQLException notTheGrants = null;
+      if (statements.renewalConfirmsSession() && !h.released && !h.dead && !h.releasing) {
+        try {
+          movedEarly = records.recordLease(h, lease.lease().toMillis());
+        } catch (SQLException e) {
+          movedEarly = false;
+          notTheGrants = e;
+        }
+      }
       if (!lockForRenewal(h)) {
         gone.add(lease); // its last hold is being released right now
         continue;
@@ -360,9 +394,21 @@ final class HeldLocks implements AutoCloseable {
         if (!h.dead) {
           long sentAt = clock.nanoTime();
           try {
-            statements.heartbeat(h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
-            h.confirmedNanos = sentAt;
-            if (records.recordLease(h, lease.lease().toMillis())) {
+            boolean moved;
+            if (movedEarly != null) {
+              if (notTheGrants != null) {
+                throw notTheGrants;
+              }
+              moved = movedEarly;
+            } else {
+              if (!statements.renewalConfirmsSession()) {
+                statements.heartbeat(
+                    h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
+                h.confirmedNanos = sentAt;
+              }
+              moved = records.recordLease(h, lease.lease().toMillis());
+            }
+            if (moved) {
               h.renewed = true;
               h.extend(lease.lease().toNanos());
             } else {

@@ -175,11 +175,16 @@ final class PermitAcquisition {
         "42S02");
   }
 
+  /**
+   * Commits by returning to autocommit, one request (JDBC: a change of autocommit within a
+   * transaction commits it), where a commit and then the return were two on MariaDB and MySQL,
+   * whose drivers send each: the grant's answer is one round trip sooner after its lease began.
+   */
   private void commit(
       Connection c, boolean fresh, String semaphore, String owner, AcquireResult result)
       throws SQLException {
     try {
-      c.commit();
+      c.setAutoCommit(true);
     } catch (SQLException e) {
       if (!fresh) {
         throw e; // an extension committed or not leaves no grant that was not there

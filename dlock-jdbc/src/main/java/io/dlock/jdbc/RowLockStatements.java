@@ -26,6 +26,8 @@ abstract class RowLockStatements extends HeldLockStatements {
   private final String select;
   private final String takeOver;
   private final String exists;
+  private final String renewLiveRecord;
+  private final String liveRecordHeld;
 
   RowLockStatements(String table, Duration statementTimeout, String nowMillis) {
     super(table, statementTimeout, nowMillis);
@@ -40,6 +42,19 @@ abstract class RowLockStatements extends HeldLockStatements {
             + "_rows WHERE name = ? "
             + lockClause();
     this.exists = "SELECT 1 FROM " + table + "_rows WHERE name = ?";
+    // sessionAlive() is a subclass's constant expression on the alias h, safe to call here.
+    this.renewLiveRecord =
+        "UPDATE "
+            + held
+            + " h SET expires_at = GREATEST(COALESCE(expires_at, 0), "
+            + now
+            + " + ?) WHERE h.name = ? AND h.owner IS NOT NULL AND h.owner = ? AND h.token = ? AND "
+            + sessionAlive();
+    this.liveRecordHeld =
+        "SELECT 1 FROM "
+            + held
+            + " h WHERE h.name = ? AND h.token = ? AND h.owner IS NOT NULL AND "
+            + sessionAlive();
     this.takeOver =
         "UPDATE "
             + held
@@ -291,10 +306,35 @@ abstract class RowLockStatements extends HeldLockStatements {
     return insertValues();
   }
 
+  /**
+   * Moves the record's lease end where the session that holds the row lock is alive, seen from
+   * {@code other} ({@link #sessionAlive}): a record whose session ended is not the grant's any more
+   * (its lock was freed with it).
+   */
   @Override
   boolean renewRecord(Connection other, String name, String owner, long token, long leaseMillis)
       throws SQLException {
-    return moveRecord(other, name, owner, token, leaseMillis);
+    if (!renewalConfirmsSession()) {
+      return moveRecord(other, name, owner, token, leaseMillis);
+    }
+    // A driver that counts changed rows, not matched ones (MariaDB's useAffectedRows), says 0 for
+    // a lease end left as it was: asked again, with the same conditions.
+    return update(other, renewLiveRecord, leaseMillis, name, owner, token) > 0
+        || exists(other, liveRecordHeld, name, token);
+  }
+
+  @Override
+  boolean renewalConfirmsSession() {
+    return true;
+  }
+
+  private boolean exists(Connection c, String sql, Object... values) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql)) {
+      bind(ps, values);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   @Override

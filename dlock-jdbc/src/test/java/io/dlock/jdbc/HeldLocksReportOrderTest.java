@@ -101,7 +101,7 @@ class HeldLocksReportOrderTest {
           });
       String name = "report-order-" + UUID.randomUUID();
       LockOwner owner = LockOwner.ofOwnerId("x");
-      AcquireResult granted = held.tryAcquire(name, owner.key(), true, 10_000, "test");
+      AcquireResult granted = held.tryAcquire(name, owner.key(), true, 10_000, "test", held.now());
       assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
       long token = ((AcquireResult.Granted) granted).fencingToken();
       try (Connection admin = DriverManager.getConnection(URL)) {
@@ -113,7 +113,8 @@ class HeldLocksReportOrderTest {
           new Thread(
               () -> {
                 try {
-                  reentry.complete(held.tryAcquire(name, owner.key(), true, 10_000, "test"));
+                  reentry.complete(
+                      held.tryAcquire(name, owner.key(), true, 10_000, "test", held.now()));
                 } catch (Throwable e) {
                   reentry.completeExceptionally(e);
                 }
