@@ -2,20 +2,13 @@ package io.dlock.jdbc;
 
 import static io.dlock.testkit.TestTiming.millis;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dlock.Lease;
-import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
-import io.dlock.LockClientOptions;
-import io.dlock.LockClients;
 import io.dlock.LockOptions;
 import io.dlock.testkit.net.TcpProxy;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -52,34 +45,17 @@ class RowLockSlowNetworkTest {
   }
 
   private static void grantsARowLockOverADelayedPathAndKeepsIt(String url) throws Exception {
-    String host = url.replaceFirst("^jdbc:[a-z]+://([^:/]+):(\\d+)/.*$", "$1");
-    int port = Integer.parseInt(url.replaceFirst("^jdbc:[a-z]+://([^:/]+):(\\d+)/.*$", "$2"));
-    try (TcpProxy proxy = new TcpProxy(new InetSocketAddress(host, port));
+    try (TcpProxy proxy = SlowPaths.proxyTo(url);
         LockClient client =
-            LockClients.create(
-                JdbcLockBackend.connect(
-                    JdbcLockSettings.of(url.replace(host + ":" + port, "127.0.0.1:" + proxy.port()))
-                        .withMode(JdbcLockMode.ROW)
-                        .withTable("dlock_test_slow_rows")
-                        .withCreateSchema(true)),
-                LockClientOptions.defaults().withOperationTimeout(Duration.ofSeconds(10)))) {
+            SlowPaths.clientThrough(
+                proxy, url, s -> s.withMode(JdbcLockMode.ROW).withTable("dlock_test_slow_rows"))) {
       LockOptions options = LockOptions.defaults().withRenewedLease(LEASE);
       String name = "slow-" + System.nanoTime();
       client.lock(name, options).tryAcquire().orElseThrow().release(); // schema, the lock's row
       proxy.delay(LEASE.toMillis() / 10);
 
       Lease lease = client.lock(name, options).acquire(millis(15_000));
-      List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
-      lease.onLost(lost::add);
-      // Past the lease the grant was first trusted for: only renewals that got through keep it.
-      await()
-          .during(LEASE.plus(LEASE.dividedBy(2)))
-          .atMost(LEASE.multipliedBy(3))
-          .untilAsserted(
-              () -> {
-                assertThat(lost).isEmpty();
-                assertThat(lease.isValid()).isTrue();
-              });
+      SlowPaths.keptPastItsLease(lease, LEASE);
       proxy.delay(0);
       assertThat(lease.release()).isTrue();
     }

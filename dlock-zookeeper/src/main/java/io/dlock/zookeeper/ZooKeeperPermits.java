@@ -174,32 +174,21 @@ final class ZooKeeperPermits implements PermitStore {
     if (node == null || !client.getZookeeperClient().isConnected()) {
       return leaveOnWorker(key);
     }
-    CompletableFuture<Void> deleted = new CompletableFuture<>();
+    CompletableFuture<KeeperException.Code> answer = new CompletableFuture<>();
     try {
       client
           .delete()
           .inBackground(
-              (c, event) -> {
-                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
-                  deleted.complete(null);
-                } else {
-                  leaveOnWorker(key)
-                      .whenComplete(
-                          (v, failure) -> {
-                            if (failure == null) {
-                              deleted.complete(null);
-                            } else {
-                              deleted.completeExceptionally(failure);
-                            }
-                          });
-                }
-              })
+              (c, event) -> answer.complete(KeeperException.Code.get(event.getResultCode())))
           .forPath(node);
     } catch (Exception e) {
       return leaveOnWorker(key);
     }
-    return deleted;
+    return answer.thenCompose(
+        code ->
+            code == KeeperException.Code.OK || code == KeeperException.Code.NONODE
+                ? CompletableFuture.completedFuture(null)
+                : leaveOnWorker(key));
   }
 
   private CompletableFuture<Void> leaveOnWorker(LockAndOwner key) {
