@@ -2,7 +2,6 @@ package io.dlock.core;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.Lease;
-import io.dlock.LeaseLostEvent;
 import io.dlock.LockInterruptedException;
 import io.dlock.LockOptions;
 import io.dlock.LockTimeoutException;
@@ -21,9 +20,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The steps of one client's acquisitions: the attempt, joining the waiters and the wait for release
  * signals (or backoff, or the holder's lease end), the attempts after it, and what becomes of an
- * answer that arrives after its caller gave up; over the SPI's primitives, the grants it registers
- * being the client's. The loops that run these steps are {@link BlockingAcquisition} (the calling
- * thread) and {@link AsyncAcquisition}.
+ * answer that arrives after its caller gave up; over the SPI's primitives. A grant becomes the
+ * client's through {@link GrantRegistration}. The loops that run these steps are {@link
+ * BlockingAcquisition} (the calling thread) and {@link AsyncAcquisition}.
  */
 final class Acquisitions {
   private static final Logger log = LoggerFactory.getLogger(Acquisitions.class);
@@ -37,8 +36,7 @@ final class Acquisitions {
   private final @Nullable WaitQueue waitQueue;
   private final SessionEvents sessionEvents;
   private final LockEvents lockEvents;
-  private final LeaseRenewer renewer;
-  private final TokenHighWater highWater = new TokenHighWater();
+  private final GrantRegistration registration;
 
   Acquisitions(
       CoreLockClient client,
@@ -60,7 +58,9 @@ final class Acquisitions {
     this.waitQueue = waitQueue;
     this.sessionEvents = sessionEvents;
     this.lockEvents = lockEvents;
-    this.renewer = renewer;
+    this.registration =
+        new GrantRegistration(
+            client, backend.name(), clock, operationTimeoutNanos, sessionEvents, renewer);
   }
 
   /** A lease on a grant that this holder has already (reentry, no server call), or null. */
@@ -80,7 +80,7 @@ final class Acquisitions {
   /** A new acquisition with a fresh owner (or the caller's owner id) and its deadline. */
   Acquisition begin(GrantKey key, LockOptions lockOptions, long waitNanos, long startedAt) {
     Acquisition a = new Acquisition(clock, key, lockOptions, waitNanos, startedAt);
-    highWater.enter(a.name); // before anything is sent; end() exits
+    registration.enter(a.name); // before anything is sent; end() exits
     return a;
   }
 
@@ -149,7 +149,7 @@ final class Acquisitions {
    * and, without a lease, tells a wait-queue backend that this owner no longer waits.
    */
   void end(Acquisition a, @Nullable Lease lease) {
-    highWater.exit(a.name); // no answer of this acquisition is registered after end()
+    registration.exit(a.name); // no answer of this acquisition is registered after end()
     try {
       ReleaseWaiters.Waiter w = a.waiter;
       if (w != null) {
@@ -235,7 +235,7 @@ final class Acquisitions {
     boolean registering = false;
     try {
       long sentAt = clock.nanoTime();
-      long sentAtRaise = highWater.position();
+      long sentAtRaise = registration.position();
       CompletableFuture<AcquireResult> answer;
       try {
         answer = backend.tryAcquire(name, owner, lockOptions.leaseTime());
@@ -248,8 +248,9 @@ final class Acquisitions {
         registering = true;
         Lease lease;
         try {
-          lease = register(key, owner, lockOptions, granted, sentAt, sentAtRaise, request);
-        } catch (StaleGrantException e) {
+          lease =
+              registration.register(key, owner, lockOptions, granted, sentAt, sentAtRaise, request);
+        } catch (GrantRegistration.StaleGrantException e) {
           // The lock was granted anew after this request was sent, so its grant has ended (and
           // was given back). Waiting: ask again at once. One attempt (tryAcquire, and the
           // starter's first try before it waits) asks once more at once, where an owner id
@@ -350,125 +351,6 @@ final class Acquisitions {
         });
   }
 
-  /**
-   * Registers a grant, then applies the session events its request saw in flight.
-   *
-   * @return the lease, or null if the session was lost while the request was in flight (the grant
-   *     is then released again: it may belong to a session that no longer exists)
-   */
-  private @Nullable Lease register(
-      GrantKey key,
-      LockOwner owner,
-      LockOptions lockOptions,
-      AcquireResult.Granted granted,
-      long sentAt,
-      long sentAtRaise,
-      SessionEvents.Request request) {
-    LeaseHandle handle;
-    try {
-      handle = registerGrant(key, owner, lockOptions, granted, sentAt, sentAtRaise);
-    } catch (RuntimeException e) {
-      sessionEvents.ended(request);
-      throw e;
-    }
-    Grant grant = handle.grant();
-    if (sessionEvents.registered(request, grant)) {
-      grant.handedOut(); // from now on its loss is the listener's news (not before: see there)
-      return handle;
-    }
-    handle.release(); // the grant is lost: frees this hold on the server, owner- and token-checked
-    // A waiting acquisition tries again with the same owner: let the release of the lost grant be
-    // answered first (bounded), or the retry could meet that grant still on the server, be handed
-    // it (same owner), and then lose it to the release queued before.
-    CompletableFuture<Void> cleanup = grant.pendingCleanup();
-    if (cleanup != null) {
-      try {
-        BackendCalls.await(
-            cleanup,
-            operationTimeoutNanos,
-            "release lost grant of '" + key.lockName() + "'",
-            backend.name());
-      } catch (RuntimeException e) {
-        // Not answered in time: the attempt after this one fails or waits as the backend does.
-      }
-    }
-    return null;
-  }
-
-  private LeaseHandle registerGrant(
-      GrantKey key,
-      LockOwner owner,
-      LockOptions lockOptions,
-      AcquireResult.Granted granted,
-      long sentAt,
-      long sentAtRaise) {
-    String name = key.lockName();
-    // From the request's send, or as much later as the backend says the request that set the
-    // lease went (a JDBC permit's insert), never later than now: AcquireResult.Granted.
-    long after = granted.leaseStartedAfterNanos();
-    long leaseFrom = after == 0 ? sentAt : Math.min(sentAt + after, clock.nanoTime());
-    Grant fresh = new Grant(client, key, owner, granted.fencingToken(), lockOptions, leaseFrom);
-    if (!fresh.isValid()) {
-      // The answer took longer than the lease: the server may already have let it go.
-      client.undoGrant(name, owner, granted.fencingToken());
-      throw new BackendUnavailableException(
-          "The grant of lock '"
-              + name
-              + "' arrived after its lease of "
-              + lockOptions.leaseTime()
-              + " had run out; it was released");
-    }
-    long newer = highWater.admit(name, granted.fencingToken(), sentAtRaise);
-    if (newer != granted.fencingToken()) {
-      // A late answer: the name was granted anew after this request was sent (tokens only grow),
-      // so this grant has ended on the server, whether or not the newer grant is still here.
-      client.undoGrant(name, owner, granted.fencingToken()); // owner- and token-checked: harmless
-      throw new StaleGrantException(
-          "The grant of lock '"
-              + name
-              + "' (fencing token "
-              + granted.fencingToken()
-              + ") was answered after a newer grant of the lock (fencing token "
-              + newer
-              + "); it has ended on the server and was given back, not handed out: acquire again");
-    }
-    if (lockOptions.ownerId().isEmpty()) {
-      LeaseHandle handle = fresh.open();
-      client.grants().put(key, fresh);
-      renewer.add(fresh);
-      return handle;
-    }
-    // With an owner id the server counted this hold: add it to this client's grant with the same
-    // fencing token, or start a new grant.
-    LeaseHandle[] opened = new LeaseHandle[1];
-    Grant[] replaced = new Grant[1];
-    Grant current =
-        client
-            .grants()
-            .compute(
-                key,
-                (k, existing) -> {
-                  if (existing != null && existing.fencingToken() == granted.fencingToken()) {
-                    opened[0] = existing.openCounted(leaseFrom);
-                    if (opened[0] != null) {
-                      return existing;
-                    }
-                  }
-                  replaced[0] = existing;
-                  opened[0] = fresh.open();
-                  return fresh;
-                });
-    if (replaced[0] != null) {
-      replaced[0].markLost(
-          LeaseLostEvent.Reason.TAKEN_OVER,
-          "the lock was granted anew with fencing token " + granted.fencingToken());
-    }
-    if (current == fresh) {
-      renewer.add(fresh);
-    }
-    return opened[0];
-  }
-
   LockTimeoutException timeout(String name, long waitNanos) {
     return new LockTimeoutException(
         "Lock '"
@@ -482,14 +364,5 @@ final class Acquisitions {
     Thread.currentThread().interrupt();
     return new LockInterruptedException(
         "Interrupted while acquiring lock '" + name + "'; nothing is held");
-  }
-
-  /** A grant answered after a newer grant of its lock: ended on the server, never handed out. */
-  private static final class StaleGrantException extends BackendUnavailableException {
-    private static final long serialVersionUID = 1L;
-
-    StaleGrantException(String message) {
-      super(message);
-    }
   }
 }
