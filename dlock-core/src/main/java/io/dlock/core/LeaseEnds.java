@@ -4,6 +4,7 @@ import io.dlock.BackendUnavailableException;
 import io.dlock.LeaseLostEvent;
 import io.dlock.MonotonicClock;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -66,14 +67,7 @@ final class LeaseEnds {
           return call.get(Math.max(0, slice), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
           if (deadline - System.nanoTime() <= 0) {
-            throw new BackendUnavailableException(
-                "No answer from the "
-                    + backendName
-                    + " backend to '"
-                    + operation
-                    + "' within "
-                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
-                    + " ms");
+            throw noAnswer(operation, timeoutNanos);
           }
           long at = clock.nanoTime();
           for (Grant grant : grants) {
@@ -92,6 +86,33 @@ final class LeaseEnds {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
+    }
+  }
+
+  /** The failure of a call that was not answered within {@code timeoutNanos}. */
+  BackendUnavailableException noAnswer(String operation, long timeoutNanos) {
+    return new BackendUnavailableException(
+        "No answer from the "
+            + backendName
+            + " backend to '"
+            + operation
+            + "' within "
+            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
+            + " ms");
+  }
+
+  /**
+   * Waits until one of {@code calls} is answered (or failed), at most {@code timeoutNanos}, marking
+   * grants lost at their ends meanwhile as {@link #await} does; the caller looks at each call
+   * afterwards.
+   */
+  void awaitAny(List<? extends CompletableFuture<?>> calls, long timeoutNanos) {
+    CompletableFuture<Object> any =
+        CompletableFuture.anyOf(calls.toArray(new CompletableFuture<?>[0]));
+    try {
+      await(any, timeoutNanos, "renew");
+    } catch (RuntimeException e) {
+      // One failed, or none answered in time: the caller finds out which.
     }
   }
 

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -155,39 +156,96 @@ final class LeaseRenewer {
     }
   }
 
+  /**
+   * Sends the renewals due, then applies each answer as it comes (or the call's failure at its
+   * deadline), and meanwhile sends the renewals that fall due (a retry of a call given up, another
+   * length's lease): a silent call of one length holds back neither another length's request nor
+   * its answer, whose leases would otherwise run out meanwhile (found by review). New requests are
+   * sent for at most half the operation timeout after the tick began, and each call is waited for
+   * at most the operation timeout: a tick ends within one and a half operation timeouts, which
+   * {@link #extend} waits for its turn.
+   */
   private void renewDueLeases() {
-    long now = clock.nanoTime();
+    // Waits for answers are real time (System.nanoTime), as LeaseEnds#await's; due times and
+    // lease ends are on the client's clock.
+    long tickStart = System.nanoTime();
+    List<SentRenewal> pending = new ArrayList<>();
+    Set<Grant> inFlight = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    while (true) {
+      long nextDue = Long.MAX_VALUE;
+      if (System.nanoTime() - tickStart < operationTimeout.toNanos() / 2 || pending.isEmpty()) {
+        nextDue = sendDue(clock.nanoTime(), pending, inFlight);
+      }
+      long realNow = System.nanoTime();
+      long wait = Long.MAX_VALUE;
+      boolean finished = false;
+      for (Iterator<SentRenewal> it = pending.iterator(); it.hasNext(); ) {
+        SentRenewal renewal = it.next();
+        if (renewal.answer().isDone() || renewal.realDeadline() - realNow <= 0) {
+          it.remove();
+          renewal.batch().forEach(inFlight::remove);
+          finish(renewal);
+          finished = true;
+        } else {
+          wait = Math.min(wait, renewal.realDeadline() - realNow);
+        }
+      }
+      if (pending.isEmpty()) {
+        return;
+      }
+      if (finished) {
+        continue; // its leases' next due times count now (a failed call's retry among them)
+      }
+      if (nextDue != Long.MAX_VALUE) {
+        wait = Math.min(wait, nextDue - clock.nanoTime());
+      }
+      List<CompletableFuture<Set<HeldLease>>> answers = new ArrayList<>(pending.size());
+      pending.forEach(r -> answers.add(r.answer()));
+      ends.awaitAny(answers, Math.max(1_000_000L, wait));
+    }
+  }
+
+  /**
+   * Sends one call per lease length with a lease due, of every lease of that length not already in
+   * a call under way, and marks lost the leases that ran out.
+   *
+   * @return when the next lease not in a call falls due (within a sixth of its lease of its renewal
+   *     time), or Long.MAX_VALUE
+   */
+  private long sendDue(long now, List<SentRenewal> pending, Set<Grant> inFlight) {
     // By lease length: one call per length, whose timeout then fits every lease in it, and whose
     // failure (a timeout, a node down) reaches no lease of another length.
     Map<Long, List<Grant>> byLength = new HashMap<>();
     Set<Long> lengthsDue = new HashSet<>();
+    long nextDue = Long.MAX_VALUE;
     for (Grant grant : grants) {
-      if (grant.hasEnded()) {
-        continue; // lost, and not yet released by its holder: never renewed again
+      if (grant.hasEnded() || inFlight.contains(grant)) {
+        continue; // lost, and not yet released by its holder (never renewed again); or under way
       }
       if (LeaseEnds.markLostIfEnded(grant, now)) {
         continue;
       }
       if (grant.autoRenew()) {
         byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
-        if (grant.nextRenewalNanos() - now <= grant.trustedLeaseNanos() / 6) {
+        long dueAt = grant.nextRenewalNanos() - grant.trustedLeaseNanos() / 6;
+        if (dueAt - now <= 0) {
           lengthsDue.add(grant.leaseNanos());
+        } else if (nextDue == Long.MAX_VALUE || dueAt - nextDue < 0) {
+          nextDue = dueAt;
         }
       }
     }
     // Once one lease of a length is due, every lease of that length goes along (each falls due
     // within a third of the lease, before the next tick would): one request per tick and length,
     // however the leases' due times were spread when they were taken. Renewing a lease early only
-    // moves its end later; after one tick the due times of a length coincide.
-    // Every length's call is sent before any is waited for: a slow answer for one length never
-    // holds back another length's renewal.
-    List<SentRenewal> sent = new ArrayList<>(lengthsDue.size());
+    // moves its end later; after one tick the due times of a length coincide. Every length's call
+    // is sent before any is waited for.
     for (Long length : lengthsDue) {
-      sent.add(send(byLength.get(length)));
+      List<Grant> batch = byLength.get(length);
+      inFlight.addAll(batch);
+      pending.add(send(batch));
     }
-    for (SentRenewal renewal : sent) {
-      finish(renewal);
-    }
+    return nextDue;
   }
 
   /** A batch's renewal call, sent and not yet answered. */
@@ -195,7 +253,8 @@ final class LeaseRenewer {
       List<Grant> batch,
       Map<HeldLease, List<Grant>> byLease,
       long sentAt,
-      long deadline,
+      long waitNanos,
+      long realDeadline,
       CompletableFuture<Set<HeldLease>> answer) {}
 
   /** Sends the renewal of one batch. */
@@ -214,16 +273,20 @@ final class LeaseRenewer {
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
-    return new SentRenewal(batch, byLease, sentAt, sentAt + waitNanos(batch, sentAt), answer);
+    long wait = waitNanos(batch, sentAt);
+    return new SentRenewal(batch, byLease, sentAt, wait, System.nanoTime() + wait, answer);
   }
 
   /**
-   * How long a renewal sent at {@code now} is waited for: until a tenth of the lease before the
-   * batch's first trusted end, and at least a third of the lease; never past the operation timeout.
-   * A renewal of several round trips over a slow path (a JDBC backend: the pool's validation, then
-   * the statement; 400 ms round trips against a 2 s lease) is answered in time there, where a third
-   * of the lease gave it up, and its retry came back after the lease had ended. The tenth left is
-   * for a retry where the call was lost rather than slow (a dead connection on a fast path).
+   * How long a renewal sent at {@code now} is waited for: until two retry gaps (a fifth of the
+   * lease) before the batch's first trusted end, and at least a third of the lease; never past the
+   * operation timeout. A renewal of several round trips over a slow path (a JDBC backend: the
+   * pool's validation, then the statement; 400 ms round trips against a 2 s lease) is answered in
+   * time there, where a third of the lease gave it up, and its retry came back after the lease had
+   * ended. The two gaps left are for a retry where the call was lost rather than slow (a dead
+   * connection on a fast path): one gap before it is sent ({@link LeaseTerm#retryGapNanos}), one
+   * for its answer (found by review: with one tenth left, the retry fell due at the trusted end,
+   * and the lease was lost after a single lost call).
    */
   private long waitNanos(List<Grant> batch, long now) {
     long trusted = batch.get(0).trustedLeaseNanos();
@@ -234,25 +297,25 @@ final class LeaseRenewer {
         firstEnd = end;
       }
     }
-    long untilEnd = firstEnd - now - trusted / 10;
+    long untilEnd = firstEnd - now - 2 * LeaseTerm.retryGapNanos(trusted);
     return Math.max(
         1_000_000L, Math.min(operationTimeout.toNanos(), Math.max(trusted / 3, untilEnd)));
   }
 
   /**
-   * Waits for a batch's renewal until its deadline, marking lost meanwhile the leases that end
-   * ({@link LeaseEnds#await}), and applies the answer.
+   * Applies a batch's renewal answer, or its failure: the call failed, or was not answered by its
+   * deadline.
    */
   private void finish(SentRenewal renewal) {
     Map<HeldLease, List<Grant>> byLease = renewal.byLease();
     long sentAt = renewal.sentAt();
+    String operation = "renew " + byLease.size() + " lease(s)";
     Set<HeldLease> gone;
     try {
-      gone =
-          ends.await(
-              renewal.answer(),
-              Math.max(1_000_000L, renewal.deadline() - clock.nanoTime()),
-              "renew " + byLease.size() + " lease(s)");
+      if (!renewal.answer().isDone()) {
+        throw ends.noAnswer(operation, renewal.waitNanos());
+      }
+      gone = ends.await(renewal.answer(), 1_000_000L, operation); // answered: at once
     } catch (RuntimeException e) {
       if (failuresInARow++ == 0) {
         log.warn(

@@ -186,7 +186,17 @@ abstract class LeaseTerm {
       // It may still land later (a pooled connection, a resent script, a slow Redlock master),
       // and set its length then: whatever the grant is extended to later is capped by it.
       unanswered(sentAtNanos, sentNanos);
-      nextRenewalNanos = nowNanos + Math.max(trustedLeaseNanos() / 10, 10_000_000L);
+      // Never at or past the trusted end, where the next tick marks the lease lost instead.
+      long gap = retryGapNanos(trustedLeaseNanos());
+      nextRenewalNanos = Math.min(nowNanos + gap, Math.max(nowNanos, validUntilNanos - gap / 2));
     }
+  }
+
+  /**
+   * How long after a failed renewal the next is tried: a tenth of the trusted lease, at least 10 ms
+   * (a backend that fails at once is not asked in a loop).
+   */
+  static long retryGapNanos(long trustedNanos) {
+    return Math.max(trustedNanos / 10, 10_000_000L);
   }
 }
