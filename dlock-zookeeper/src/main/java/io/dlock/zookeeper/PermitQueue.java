@@ -96,6 +96,8 @@ final class PermitQueue {
     String ownerKey = LockPaths.ownerKey(key.owner());
     waiting.remove(key); // known again only if this attempt ends waiting
     long slowest = 0; // the slowest round trip of this attempt so far
+    // The owner's waiter node as the last listing showed it, unless a create was sent since.
+    String listedNode = null;
     for (int round = 0; round < MAX_ROUNDS; round++) {
       failures.ensureConnected();
       Stat parentStat = new Stat();
@@ -119,6 +121,7 @@ final class PermitQueue {
         }
       }
       if (position < 0) {
+        listedNode = null; // the node this create makes is known from the next listing only
         long creating = leaseTimer.now();
         createWaiter(parent, ownerKey, count);
         slowest = Math.max(slowest, leaseTimer.now() - creating);
@@ -131,6 +134,7 @@ final class PermitQueue {
         }
       }
       String node = parent + "/" + queue.get(position).name();
+      listedNode = node;
       PermitWaiters.Watch watcher = waiters.watcher(key);
       if (watcher == null) {
         // Gave up meanwhile: no signal needed.
@@ -165,7 +169,9 @@ final class PermitQueue {
       // A holder left between the listing and the watches: there may be room now.
     }
     // The queue kept changing under us and no watch may be left set: have the core try again.
-    return new AcquireResult.Held(RETRY_WITHOUT_WATCH);
+    return listedNode == null
+        ? new AcquireResult.Held(RETRY_WITHOUT_WATCH)
+        : waitingAt(key, listedNode, RETRY_WITHOUT_WATCH);
   }
 
   private AcquireResult waitingAt(LockAndOwner key, String node, @Nullable Duration retryAfter) {

@@ -134,11 +134,13 @@ final class ZooKeeperPermits implements PermitStore {
    * connection is down it is retried once it is back (a node of a session that ended is gone with
    * it anyway).
    *
-   * <p>With nothing pending for the owner (a refused {@code tryAcquire}, a wait that timed out),
-   * the delete of its waiter node is sent from the calling thread, before any later request of this
-   * client: ZooKeeper answers a session's requests in order, so the client's next attempt (another
-   * owner: each acquisition has its own) never finds itself queued behind this abandoned node,
-   * which strict fairness would make it wait for.
+   * <p>With nothing pending for the owner (a refused {@code tryAcquire}, a wait that timed out) and
+   * the client connected, the delete of its waiter node is sent from the calling thread, before any
+   * later request of this client: ZooKeeper answers a session's requests in order, so the client's
+   * next attempt (another owner: each acquisition has its own) does not find itself queued behind
+   * this abandoned node, which strict fairness would make it wait for. Otherwise (an attempt still
+   * under way, no connection, a node not known) the clean-up lists the queue first, and a next
+   * attempt may meet the node and wait for its delete (fairness only: it is woken then).
    */
   @Override
   public CompletableFuture<Void> abandon(String semaphore, LockOwner owner) {
