@@ -1,16 +1,27 @@
 package io.dlock.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The MySQL family's permit statements, for MySQL 8 and MariaDB alike: a counter row created with
- * {@code INSERT IGNORE}, and the read of the live grants a locking one. InnoDB's plain reads in a
- * repeatable-read transaction see the snapshot of the transaction's first plain read; a locking
- * read sees the newest committed rows, as the sum of the permits held must. No release signals.
+ * {@code INSERT IGNORE}, whose lock also draws the next fence, and the read of the grants a locking
+ * one. InnoDB's plain reads in a repeatable-read transaction see the snapshot of the transaction's
+ * first plain read; a locking read sees the newest committed rows, as the sum of the permits held
+ * must. No release signals.
  */
 final class MySqlPermitStatements extends PermitStatements {
+  private final String drawFence;
+
   MySqlPermitStatements(String table, Duration statementTimeout) {
     super(table, statementTimeout);
+    this.drawFence =
+        "UPDATE " + semaphores + " SET fence = LAST_INSERT_ID(fence + 1) WHERE name = ?";
   }
 
   @Override
@@ -23,8 +34,59 @@ final class MySqlPermitStatements extends PermitStatements {
     return "INSERT IGNORE INTO " + semaphores + " (name, fence) VALUES (?, 0)";
   }
 
+  /**
+   * One locking read of every grant of the semaphore, ended or not (InnoDB locks every row it scans
+   * either way), that also counts the ended ones: the acquisition deletes them only when there are
+   * any, a round trip saved on most acquisitions. {@code UTC_TIMESTAMP(6)} is the statement's start
+   * throughout, so every {@code now} here is the same instant.
+   */
   @Override
-  String liveGrants() {
-    return super.liveGrants() + " FOR UPDATE";
+  String summarySql() {
+    String live = "expires_at > " + nowMillis();
+    return "SELECT MAX(CASE WHEN owner = ? AND "
+        + live
+        + " THEN token END), COALESCE(SUM(CASE WHEN "
+        + live
+        + " THEN permits END), 0), MIN(CASE WHEN "
+        + live
+        + " THEN expires_at END) - "
+        + nowMillis()
+        + ", COUNT(*) - COUNT(CASE WHEN "
+        + live
+        + " THEN 1 END) FROM "
+        + permits
+        + " WHERE semaphore = ? FOR UPDATE";
+  }
+
+  /**
+   * Locks the counter row and draws the next fence in one statement: {@code LAST_INSERT_ID(expr)}
+   * hands the new value back in the statement's answer (the drivers' generated keys), where a
+   * locking read and then the fence's write were two round trips (each a fifth of the lease on the
+   * fault suite's slow path). An attempt that grants nothing leaves a gap in the tokens: they only
+   * need to increase.
+   *
+   * @return the fence before this one, as {@link PermitStatements#lockCounter} answers; null if the
+   *     row is missing
+   */
+  @Override
+  @Nullable Long lockCounter(Connection c, String semaphore) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(drawFence, Statement.RETURN_GENERATED_KEYS)) {
+      ps.setQueryTimeout(queryTimeoutSeconds);
+      ps.setString(1, semaphore);
+      if (ps.executeUpdate() == 0) {
+        return null;
+      }
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        if (!keys.next()) {
+          throw new SQLException("the driver answered no fence for semaphore '" + semaphore + "'");
+        }
+        return keys.getLong(1) - 1;
+      }
+    }
+  }
+
+  @Override
+  boolean drawsFenceWhenLocked() {
+    return true;
   }
 }

@@ -40,14 +40,10 @@ final class PermitAcquisition {
     String now = statements.nowMillis();
     this.dropEnded = "DELETE FROM " + permits + " WHERE semaphore = ? AND expires_at <= " + now;
     // The owner's token (a repeated request), the permits held and the soonest lease end, of the
-    // live grants; read under the counter row's lock, so no acquisition of the semaphore is
-    // between, and under the grants' row locks where the dialect has them (see liveGrants).
-    this.summary =
-        "SELECT MAX(CASE WHEN owner = ? THEN token END), COALESCE(SUM(permits), 0),"
-            + " MIN(expires_at) - "
-            + now
-            + " FROM "
-            + statements.liveGrants();
+    // live grants, and the count of ended ones; read under the counter row's lock, so no
+    // acquisition of the semaphore is between, and under the grants' row locks where the dialect
+    // has them (see PermitStatements#liveGrants and #summarySql).
+    this.summary = statements.summarySql();
     // A repeat never shortens the lease: the first request's answer may be on its way still.
     this.extend =
         "UPDATE "
@@ -81,10 +77,11 @@ final class PermitAcquisition {
 
   /**
    * One attempt, in one transaction on {@code c} (which is left in autocommit): locks the counter
-   * row (creating it first if missing, in autocommit, and trying once more), deletes the grants
-   * whose lease ended, extends the owner's grant if it has one (a repeated request: same token,
-   * nothing added), else grants if the permits held plus {@code count} fit {@code limit}, drawing
-   * the token from the counter row.
+   * row (creating it first if missing, in autocommit, and trying once more; the MySQL family draws
+   * the next fence with the lock), reads the grants, deletes those whose lease ended if there are
+   * any, extends the owner's grant if it has one (a repeated request: same token, nothing added),
+   * else grants if the permits held plus {@code count} fit {@code limit}, the token being the
+   * counter row's next fence.
    *
    * @throws GrantToUndo if a new grant's commit failed: it may have been committed
    */
@@ -109,12 +106,9 @@ final class PermitAcquisition {
           statements.createCounter(c, semaphore);
           continue;
         }
-        try (PreparedStatement ps = prepare(c, dropEnded)) {
-          ps.setString(1, semaphore);
-          ps.executeUpdate();
-        }
         AcquireResult result;
         boolean fresh = false;
+        long ended;
         try (PreparedStatement ps = prepare(c, summary)) {
           ps.setString(1, owner);
           ps.setString(2, semaphore);
@@ -125,6 +119,7 @@ final class PermitAcquisition {
             long held = rs.getLong(2);
             long soonest = rs.getLong(3);
             boolean anyHeld = !rs.wasNull();
+            ended = rs.getLong(4);
             if (repeat) {
               result = new AcquireResult.Granted(mine, 1);
             } else if (held + count <= limit) {
@@ -134,6 +129,14 @@ final class PermitAcquisition {
               result =
                   new AcquireResult.Held(Duration.ofMillis(anyHeld ? Math.max(0, soonest) : 0));
             }
+          }
+        }
+        if (ended > 0) {
+          // After the summary, which read the live grants only: an ended grant holds nothing, but
+          // its row would keep its owner's repeat from being granted anew.
+          try (PreparedStatement ps = prepare(c, dropEnded)) {
+            ps.setString(1, semaphore);
+            ps.executeUpdate();
           }
         }
         if (result instanceof AcquireResult.Granted granted) {
@@ -236,12 +239,15 @@ final class PermitAcquisition {
       String holder,
       long leaseMillis)
       throws SQLException {
-    try (PreparedStatement ps = prepare(c, bumpCounter)) {
-      ps.setLong(1, token);
-      ps.setString(2, semaphore);
-      ps.setLong(3, token - 1);
-      if (ps.executeUpdate() != 1) {
-        throw new SQLException("the counter row of semaphore '" + semaphore + "' moved under lock");
+    if (!statements.drawsFenceWhenLocked()) {
+      try (PreparedStatement ps = prepare(c, bumpCounter)) {
+        ps.setLong(1, token);
+        ps.setString(2, semaphore);
+        ps.setLong(3, token - 1);
+        if (ps.executeUpdate() != 1) {
+          throw new SQLException(
+              "the counter row of semaphore '" + semaphore + "' moved under lock");
+        }
       }
     }
     try (PreparedStatement ps = prepare(c, insert)) {

@@ -96,6 +96,29 @@ abstract class PermitStatements {
     return permits + " WHERE semaphore = ? AND expires_at > " + nowMillis();
   }
 
+  /**
+   * The acquisition's summary of a semaphore's grants, read under the counter row's lock, with two
+   * parameters (the owner, the semaphore): the owner's token if it holds a live grant, the permits
+   * the live grants hold, the soonest lease end from now, and how many grants have ended, which the
+   * acquisition deletes only then. Here the count is 1, so they are always deleted: the live
+   * grants' read ({@link #liveGrants}) does not see them.
+   */
+  String summarySql() {
+    return "SELECT MAX(CASE WHEN owner = ? THEN token END), COALESCE(SUM(permits), 0),"
+        + " MIN(expires_at) - "
+        + nowMillis()
+        + ", 1 FROM "
+        + liveGrants();
+  }
+
+  /**
+   * Whether {@link #lockCounter} also draws the next fence (the row's fence is then already the
+   * grant's token minus nothing: the acquisition writes no fence of its own).
+   */
+  boolean drawsFenceWhenLocked() {
+    return false;
+  }
+
   /** After a release or a forced one, in its transaction: wakes waiters where the dialect can. */
   void signal(Connection c, String semaphore) throws SQLException {}
 

@@ -3,14 +3,10 @@ package io.dlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dlock.spi.AcquireResult;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIf;
@@ -33,7 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class MySqlLeaseRowRoundTripsTest {
   private static final long LEASE_MILLIS = 30_000;
 
-  private final AtomicInteger sent = new AtomicInteger();
+  private final RoundTrips sent = new RoundTrips();
   private JdbcLockSettings settings;
   private MySqlLeaseRowStatements statements;
 
@@ -64,8 +60,9 @@ class MySqlLeaseRowRoundTripsTest {
   }
 
   private AcquireResult acquire(String name, String owner, boolean countsHolds) throws Exception {
-    sent.set(0);
-    return statements.acquire(counting(connection), name, owner, countsHolds, "test", LEASE_MILLIS);
+    sent.reset();
+    return statements.acquire(
+        sent.counting(connection), name, owner, countsHolds, "test", LEASE_MILLIS);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -74,10 +71,10 @@ class MySqlLeaseRowRoundTripsTest {
     tables(database);
     String name = "round-trips-" + UUID.randomUUID();
     assertThat(acquire(name, "t:first", false)).isInstanceOf(AcquireResult.Granted.class);
-    assertThat(sent).as("the upsert, the draw, the token's write").hasValue(3);
+    assertThat(sent.sent()).as("the upsert, the draw, the token's write").isEqualTo(3);
 
     AcquireResult refused = acquire(name, "t:second", false);
-    assertThat(sent).as("the upsert alone").hasValue(1);
+    assertThat(sent.sent()).as("the upsert alone").isEqualTo(1);
     assertThat(refused)
         .isInstanceOfSatisfying(
             AcquireResult.Held.class,
@@ -97,46 +94,6 @@ class MySqlLeaseRowRoundTripsTest {
     long token = ((AcquireResult.Granted) first).fencingToken();
 
     assertThat(acquire(name, "o:shared", true)).isEqualTo(new AcquireResult.Granted(token, 2));
-    assertThat(sent).as("the upsert, a read of the grant's token").hasValue(2);
-  }
-
-  /** {@code c}, counting the statements it runs, and its commits and rollbacks. */
-  private Connection counting(Connection c) {
-    return (Connection)
-        Proxy.newProxyInstance(
-            getClass().getClassLoader(),
-            new Class<?>[] {Connection.class},
-            (proxy, method, args) -> {
-              String m = method.getName();
-              if (m.equals("commit")
-                  || m.equals("rollback")
-                  || (m.equals("setAutoCommit") && !args[0].equals(c.getAutoCommit()))) {
-                sent.incrementAndGet();
-              }
-              Object result = invoke(c, method, args);
-              return result instanceof PreparedStatement ps ? counting(ps) : result;
-            });
-  }
-
-  private PreparedStatement counting(PreparedStatement ps) {
-    return (PreparedStatement)
-        Proxy.newProxyInstance(
-            getClass().getClassLoader(),
-            new Class<?>[] {PreparedStatement.class},
-            (proxy, method, args) -> {
-              if (method.getName().startsWith("execute")) {
-                sent.incrementAndGet();
-              }
-              return invoke(ps, method, args);
-            });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
-      throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
+    assertThat(sent.sent()).as("the upsert, a read of the grant's token").isEqualTo(2);
   }
 }

@@ -74,12 +74,25 @@ class PermitSilentAcquirerTest {
   /** {@code real}, whose commit waits for {@code wakeUp} before it is sent. */
   private static Connection frozenAtCommit(
       Connection real, CountDownLatch commitReached, CountDownLatch wakeUp) {
+    java.util.concurrent.atomic.AtomicBoolean rolledBack =
+        new java.util.concurrent.atomic.AtomicBoolean();
     return (Connection)
         Proxy.newProxyInstance(
             Connection.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
-              if (method.getName().equals("commit")) {
+              // The commit: itself, or the return to autocommit within a transaction that was not
+              // rolled back (the first round, which finds no counter row, rolls back and returns).
+              if (method.getName().equals("rollback")) {
+                rolledBack.set(true);
+              } else if (method.getName().equals("setAutoCommit") && !(Boolean) args[0]) {
+                rolledBack.set(false);
+              }
+              if (method.getName().equals("commit")
+                  || method.getName().equals("setAutoCommit")
+                      && (Boolean) args[0]
+                      && !real.getAutoCommit()
+                      && !rolledBack.get()) {
                 commitReached.countDown();
                 wakeUp.await();
               }
