@@ -3,17 +3,14 @@ package io.dlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -94,7 +91,7 @@ class BorrowedConnectionSilentNetworkTest {
     }
   }
 
-  private static final class OneConnection implements DataSource {
+  private static final class OneConnection extends TestDataSource {
     private final Connection c;
 
     OneConnection(Connection c) {
@@ -104,42 +101,6 @@ class BorrowedConnectionSilentNetworkTest {
     @Override
     public Connection getConnection() {
       return c;
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) {
-      return c;
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws java.sql.SQLException {
-      throw new java.sql.SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }

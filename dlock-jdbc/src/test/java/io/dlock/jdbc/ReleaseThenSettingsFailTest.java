@@ -7,7 +7,6 @@ import io.dlock.Lease;
 import io.dlock.LeaseLostEvent;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -20,8 +19,6 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -72,7 +69,7 @@ class ReleaseThenSettingsFailTest {
   }
 
   /** Connections that refuse statements containing {@code marker} while armed. */
-  private static final class FailingDataSource implements DataSource {
+  private static final class FailingDataSource extends TestDataSource {
     final AtomicBoolean armed = new AtomicBoolean();
     final AtomicBoolean refused = new AtomicBoolean();
     private final String url;
@@ -128,42 +125,6 @@ class ReleaseThenSettingsFailTest {
       } catch (InvocationTargetException e) {
         throw e.getCause();
       }
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      throw new SQLException("not supported");
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() {
-      return Logger.getGlobal();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }

@@ -7,7 +7,6 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientOptions;
 import io.dlock.LockOptions;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -19,8 +18,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -135,7 +132,7 @@ class ServerBoundsTest {
   }
 
   /** Plain connections from the driver; remembers each, to read the settings of the open ones. */
-  private static final class RecordingDataSource implements DataSource {
+  private static final class RecordingDataSource extends TestDataSource {
     private final String url;
     private final List<Connection> opened = new CopyOnWriteArrayList<>();
 
@@ -169,42 +166,6 @@ class ServerBoundsTest {
         }
       }
       return rows;
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      throw new SQLException("not supported");
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() {
-      return Logger.getGlobal();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }
