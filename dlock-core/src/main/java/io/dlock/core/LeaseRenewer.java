@@ -160,10 +160,10 @@ final class LeaseRenewer {
    * Sends the renewals due, then applies each answer as it comes (or the call's failure at its
    * deadline), and meanwhile sends the renewals that fall due (a retry of a call given up, another
    * length's lease): a silent call of one length holds back neither another length's request nor
-   * its answer, whose leases would otherwise run out meanwhile (found by review). New requests are
-   * sent for at most half the operation timeout after the tick began, and each call is waited for
-   * at most the operation timeout: a tick ends within one and a half operation timeouts, which
-   * {@link #extend} waits for its turn.
+   * its answer, whose leases would otherwise run out meanwhile (found by review). After half the
+   * operation timeout a tick sends only for leases that would end before the calls it waits for are
+   * given up; each call is waited for at most the operation timeout, so a tick ends within about
+   * one and a half, which {@link #extend} waits for its turn.
    */
   private void renewDueLeases() {
     // Waits for answers are real time (System.nanoTime), as LeaseEnds#await's; due times and
@@ -171,12 +171,23 @@ final class LeaseRenewer {
     long tickStart = System.nanoTime();
     List<SentRenewal> pending = new ArrayList<>();
     Set<Grant> inFlight = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    // The tick's first look takes every lease due within a sixth of its lease (its time came, or
+    // comes before the next tick would); later looks only those whose time came.
+    boolean first = true;
     while (true) {
-      long nextDue = Long.MAX_VALUE;
-      if (System.nanoTime() - tickStart < operationTimeout.toNanos() / 2 || pending.isEmpty()) {
-        nextDue = sendDue(clock.nanoTime(), pending, inFlight);
-      }
+      long now = clock.nanoTime();
       long realNow = System.nanoTime();
+      long endingBefore = Long.MAX_VALUE; // no bound: every due lease
+      if (!first && realNow - tickStart >= operationTimeout.toNanos() / 2) {
+        long lastDeadline = Long.MIN_VALUE;
+        for (SentRenewal renewal : pending) {
+          lastDeadline = Math.max(lastDeadline, renewal.realDeadline());
+        }
+        endingBefore = pending.isEmpty() ? Long.MIN_VALUE : now + (lastDeadline - realNow);
+      }
+      long nextDue = sendDue(now, first, endingBefore, pending, inFlight);
+      first = false;
+      realNow = System.nanoTime();
       long wait = Long.MAX_VALUE;
       boolean finished = false;
       for (Iterator<SentRenewal> it = pending.iterator(); it.hasNext(); ) {
@@ -194,7 +205,7 @@ final class LeaseRenewer {
         return;
       }
       if (finished) {
-        continue; // its leases' next due times count now (a failed call's retry among them)
+        continue; // its leases' next renewal times count now (a failed call's retry among them)
       }
       if (nextDue != Long.MAX_VALUE) {
         wait = Math.min(wait, nextDue - clock.nanoTime());
@@ -209,10 +220,19 @@ final class LeaseRenewer {
    * Sends one call per lease length with a lease due, of every lease of that length not already in
    * a call under way, and marks lost the leases that ran out.
    *
-   * @return when the next lease not in a call falls due (within a sixth of its lease of its renewal
-   *     time), or Long.MAX_VALUE
+   * @param withinASixth whether a lease due within a sixth of its lease counts as due (a tick's
+   *     first look), or only one whose renewal time came (a failed call's retry waits its gap)
+   * @param endingBefore when the calls waited for are given up at the latest: only a length with a
+   *     due lease that would then have less than a third of its lease left counts (Long.MAX_VALUE:
+   *     any)
+   * @return when the next lease not in a call falls due (its renewal time), or Long.MAX_VALUE
    */
-  private long sendDue(long now, List<SentRenewal> pending, Set<Grant> inFlight) {
+  private long sendDue(
+      long now,
+      boolean withinASixth,
+      long endingBefore,
+      List<SentRenewal> pending,
+      Set<Grant> inFlight) {
     // By lease length: one call per length, whose timeout then fits every lease in it, and whose
     // failure (a timeout, a node down) reaches no lease of another length.
     Map<Long, List<Grant>> byLength = new HashMap<>();
@@ -227,11 +247,17 @@ final class LeaseRenewer {
       }
       if (grant.autoRenew()) {
         byLength.computeIfAbsent(grant.leaseNanos(), n -> new ArrayList<>()).add(grant);
-        long dueAt = grant.nextRenewalNanos() - grant.trustedLeaseNanos() / 6;
-        if (dueAt - now <= 0) {
-          lengthsDue.add(grant.leaseNanos());
-        } else if (nextDue == Long.MAX_VALUE || dueAt - nextDue < 0) {
-          nextDue = dueAt;
+        long slack = withinASixth ? grant.trustedLeaseNanos() / 6 : 0;
+        long renewAt = grant.nextRenewalNanos();
+        if (renewAt - slack - now <= 0) {
+          // After the send window: only a lease that would not have a third of its lease left,
+          // to be renewed in the next tick, once the calls waited for are given up.
+          if (endingBefore == Long.MAX_VALUE
+              || grant.validUntilNanos() - (endingBefore + grant.trustedLeaseNanos() / 3) < 0) {
+            lengthsDue.add(grant.leaseNanos());
+          }
+        } else if (nextDue == Long.MAX_VALUE || renewAt - nextDue < 0) {
+          nextDue = renewAt;
         }
       }
     }

@@ -186,9 +186,12 @@ abstract class LeaseTerm {
       // It may still land later (a pooled connection, a resent script, a slow Redlock master),
       // and set its length then: whatever the grant is extended to later is capped by it.
       unanswered(sentAtNanos, sentNanos);
-      // Never at or past the trusted end, where the next tick marks the lease lost instead.
+      // Before the trusted end, where the next tick marks the lease lost instead, if it can be;
+      // but at least 10 ms on: a backend that fails at once is never asked in a loop (review).
       long gap = retryGapNanos(trustedLeaseNanos());
-      nextRenewalNanos = Math.min(nowNanos + gap, Math.max(nowNanos, validUntilNanos - gap / 2));
+      nextRenewalNanos =
+          Math.max(
+              nowNanos + MIN_RETRY_GAP_NANOS, Math.min(nowNanos + gap, validUntilNanos - gap / 2));
     }
   }
 
@@ -197,6 +200,8 @@ abstract class LeaseTerm {
    * (a backend that fails at once is not asked in a loop).
    */
   static long retryGapNanos(long trustedNanos) {
-    return Math.max(trustedNanos / 10, 10_000_000L);
+    return Math.max(trustedNanos / 10, MIN_RETRY_GAP_NANOS);
   }
+
+  private static final long MIN_RETRY_GAP_NANOS = 10_000_000L;
 }
