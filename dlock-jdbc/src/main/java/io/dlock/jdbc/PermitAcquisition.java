@@ -21,6 +21,7 @@ final class PermitAcquisition {
   private final PermitStatements statements;
   private final String dropEnded;
   private final String summary;
+  private final @Nullable String precheck;
   private final String extend;
   private final LongSupplier clock;
   private final String bumpCounter;
@@ -44,6 +45,7 @@ final class PermitAcquisition {
     // acquisition of the semaphore is between, and under the grants' row locks where the dialect
     // has them (see PermitStatements#liveGrants and #summarySql).
     this.summary = statements.summarySql();
+    this.precheck = statements.precheckSql();
     // A repeat never shortens the lease: the first request's answer may be on its way still.
     this.extend =
         "UPDATE "
@@ -95,6 +97,10 @@ final class PermitAcquisition {
       long leaseMillis,
       long calledAtNanos)
       throws SQLException {
+    AcquireResult refused = precheck(c, semaphore, limit, count, owner);
+    if (refused != null) {
+      return refused;
+    }
     for (int round = 0; round < 2; round++) {
       c.setAutoCommit(false);
       try {
@@ -183,6 +189,29 @@ final class PermitAcquisition {
    * transaction commits it), where a commit and then the return were two on MariaDB and MySQL,
    * whose drivers send each: the grant's answer is one round trip sooner after its lease began.
    */
+  /**
+   * Where the dialect reads so ({@link PermitStatements#precheckSql}), the refusal of an attempt
+   * that cannot fit by the last committed grants, without the counter row's lock; else null, and
+   * the locked transaction decides. It can only refuse: a grant is always the transaction's.
+   */
+  private @Nullable AcquireResult precheck(
+      Connection c, String semaphore, int limit, int count, String owner) throws SQLException {
+    if (precheck == null) {
+      return null;
+    }
+    try (PreparedStatement ps = prepare(c, precheck)) {
+      ps.setString(1, owner);
+      ps.setString(2, semaphore);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || rs.getLong(1) > 0 || rs.getLong(2) + count <= limit) {
+          return null; // a repeat, or there may be room
+        }
+        long soonest = rs.getLong(3);
+        return new AcquireResult.Held(Duration.ofMillis(rs.wasNull() ? 0 : Math.max(0, soonest)));
+      }
+    }
+  }
+
   private void commit(
       Connection c, boolean fresh, String semaphore, String owner, AcquireResult result)
       throws SQLException {

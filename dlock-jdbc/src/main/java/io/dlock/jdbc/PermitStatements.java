@@ -112,6 +112,16 @@ abstract class PermitStatements {
   }
 
   /**
+   * A plain read of a semaphore's live grants, without any lock, parameters the owner and the
+   * semaphore: whether the owner holds one, the permits they hold, the soonest lease end from now;
+   * or null where the dialect does not read so before its transaction ({@link
+   * PermitAcquisition#acquire}).
+   */
+  @Nullable String precheckSql() {
+    return null;
+  }
+
+  /**
    * Whether {@link #lockCounter} also draws the next fence (the row's fence is then already the
    * grant's token minus nothing: the acquisition writes no fence of its own).
    */
