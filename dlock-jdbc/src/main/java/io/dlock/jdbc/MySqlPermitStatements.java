@@ -77,11 +77,18 @@ final class MySqlPermitStatements extends PermitStatements {
         return null;
       }
       try (ResultSet keys = ps.getGeneratedKeys()) {
-        if (!keys.next()) {
-          throw new SQLException("the driver answered no fence for semaphore '" + semaphore + "'");
+        if (keys.next()) {
+          return keys.getLong(1) - 1;
         }
-        return keys.getLong(1) - 1;
       }
+    }
+    // A driver (or a wrapper) that hands no generated key back: the session's value, a round trip.
+    try (PreparedStatement ps = prepare(c, "SELECT LAST_INSERT_ID()");
+        ResultSet rs = ps.executeQuery()) {
+      if (!rs.next()) {
+        throw new SQLException("no fence drawn for semaphore '" + semaphore + "'");
+      }
+      return rs.getLong(1) - 1;
     }
   }
 

@@ -101,6 +101,7 @@ final class PermitAcquisition {
     if (refused != null) {
       return refused;
     }
+    int deadlocks = 0;
     for (int round = 0; round < 2; round++) {
       c.setAutoCommit(false);
       try {
@@ -170,6 +171,17 @@ final class PermitAcquisition {
         return result;
       } catch (SQLException | RuntimeException e) {
         rollbackQuietly(c, e);
+        // InnoDB picked this transaction as a deadlock's victim and rolled it back, the fence's
+        // draw too: nothing was granted, and the attempt again is safe. Acquisitions of two
+        // semaphores next to each other in the grants' key order meet on the gap lock between
+        // them (found by review); never a commit's failure, which may have been applied.
+        if (e instanceof SQLException sql
+            && !(e instanceof GrantToUndo)
+            && MySqlLeaseRowAcquisition.deadlockVictim(sql)
+            && ++deadlocks < 3) {
+          round--;
+          continue;
+        }
         throw e;
       } finally {
         restoreAutoCommit(c);

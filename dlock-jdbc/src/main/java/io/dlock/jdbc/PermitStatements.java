@@ -122,8 +122,9 @@ abstract class PermitStatements {
   }
 
   /**
-   * Whether {@link #lockCounter} also draws the next fence (the row's fence is then already the
-   * grant's token minus nothing: the acquisition writes no fence of its own).
+   * Whether {@link #lockCounter} also draws the next fence: the counter row then holds the last
+   * fence drawn (which may exceed the highest token granted: an attempt that grants nothing leaves
+   * a gap), and a grant writes no fence of its own.
    */
   boolean drawsFenceWhenLocked() {
     return false;
