@@ -263,9 +263,14 @@ final class MySqlLeaseRowAcquisition {
     }
   }
 
-  /** InnoDB's deadlock victim (error 1213, SQLState 40001): its transaction was rolled back. */
+  /**
+   * InnoDB's deadlock victim (error 1213; SQLState 40001 from other databases): its transaction was
+   * rolled back. Not a lock wait timeout (1205), which MySQL Connector/J also reports as 40001:
+   * another attempt would wait the whole timeout again (found by review).
+   */
   static boolean deadlockVictim(SQLException e) {
-    return e.getErrorCode() == 1213 || "40001".equals(e.getSQLState());
+    return e.getErrorCode() == 1213
+        || (e.getErrorCode() != 1205 && "40001".equals(e.getSQLState()));
   }
 
   /** A connection exception (SQLState class 08): the connection is gone. */

@@ -174,7 +174,9 @@ final class PermitAcquisition {
         // InnoDB picked this transaction as a deadlock's victim and rolled it back, the fence's
         // draw too: nothing was granted, and the attempt again is safe. Acquisitions of two
         // semaphores next to each other in the grants' key order meet on the gap lock between
-        // them (found by review); never a commit's failure, which may have been applied.
+        // them (found by review). Never a new grant's commit failure (GrantToUndo: it may have
+        // been applied); a repeat's or a refusal's commit that failed so applied nothing, and
+        // asking again repeats it.
         if (e instanceof SQLException sql
             && !(e instanceof GrantToUndo)
             && MySqlLeaseRowAcquisition.deadlockVictim(sql)
