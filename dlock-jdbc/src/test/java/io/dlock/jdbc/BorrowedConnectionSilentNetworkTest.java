@@ -3,8 +3,6 @@ package io.dlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -47,7 +45,7 @@ class BorrowedConnectionSilentNetworkTest {
                       }
                       return null;
                     }
-                    return invoke(physical, method, args);
+                    return TestProxies.invoke(physical, method, args);
                   });
       physical.setAutoCommit(false);
       DataSource onePool = new OneConnection(pooled);
@@ -80,14 +78,6 @@ class BorrowedConnectionSilentNetworkTest {
     } finally {
       proxy.close(); // ends the silent sockets (a stuck read sees the end), then the connection
       physical.abort(Runnable::run);
-    }
-  }
-
-  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
     }
   }
 

@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dlock.BackendUnavailableException;
 import io.dlock.LockInfo;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -168,16 +166,8 @@ class LeaseRowSilentNetworkTest {
               if (method.getName().equals("setNetworkTimeout")) {
                 set.add((Integer) args[1]);
               }
-              return invoke(c, method, args);
+              return TestProxies.invoke(c, method, args);
             });
-  }
-
-  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 
   private static void lockTable(Connection admin, boolean postgres) throws SQLException {

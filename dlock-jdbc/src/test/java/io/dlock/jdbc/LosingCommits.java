@@ -1,6 +1,5 @@
 package io.dlock.jdbc;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -30,7 +29,7 @@ final class LosingCommits {
             LosingCommits.class.getClassLoader(),
             new Class<?>[] {DataSource.class},
             (proxy, method, args) -> {
-              Object result = invoke(pool, method, args);
+              Object result = TestProxies.invoke(pool, method, args);
               return method.getName().equals("getConnection")
                   ? losingStatements((Connection) result, armed, sqlPrefix)
                   : result;
@@ -72,7 +71,7 @@ final class LosingCommits {
             LosingCommits.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
-              Object result = invoke(c, method, args);
+              Object result = TestProxies.invoke(c, method, args);
               if (!method.getName().equals("prepareStatement")
                   || !((String) args[0]).strip().startsWith(sqlPrefix)) {
                 return result;
@@ -91,7 +90,7 @@ final class LosingCommits {
                       throw new java.sql.SQLTransactionRollbackException(
                           "Deadlock found when trying to get lock (test)", "40001", 1213);
                     }
-                    return invoke(statement, m, a);
+                    return TestProxies.invoke(statement, m, a);
                   });
             });
   }
@@ -125,7 +124,7 @@ final class LosingCommits {
             LosingCommits.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
-              Object result = invoke(real, method, args);
+              Object result = TestProxies.invoke(real, method, args);
               if (!method.getName().equals("prepareStatement")
                   || !((String) args[0]).strip().startsWith(sqlPrefix)) {
                 return result;
@@ -135,18 +134,10 @@ final class LosingCommits {
                   LosingCommits.class.getClassLoader(),
                   new Class<?>[] {PreparedStatement.class},
                   (p, m, a) -> {
-                    Object answer = invoke(statement, m, a);
+                    Object answer = TestProxies.invoke(statement, m, a);
                     after.after(statement, m);
                     return answer;
                   });
             });
-  }
-
-  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 }

@@ -2,7 +2,6 @@ package io.dlock.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -50,7 +49,7 @@ class MySqlFenceFallbackTest {
             MySqlFenceFallbackTest.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
-              Object result = invoke(c, method, args);
+              Object result = TestProxies.invoke(c, method, args);
               if (!(result instanceof PreparedStatement ps)) {
                 return result;
               }
@@ -63,17 +62,8 @@ class MySqlFenceFallbackTest {
                           c.createStatement().executeQuery("SELECT 1 FROM DUAL WHERE 1 = 0");
                       return empty;
                     }
-                    return invoke(ps, m, a);
+                    return TestProxies.invoke(ps, m, a);
                   });
             });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method m, Object[] a)
-      throws Throwable {
-    try {
-      return m.invoke(target, a);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 }

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dlock.spi.AcquireResult;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -180,28 +179,19 @@ class PermitLeaseStartTest {
                       if (method.getName().startsWith("execute")) {
                         wait.run();
                       }
-                      return invoke(ps, method, args);
+                      return TestProxies.invoke(ps, method, args);
                     });
     return (Connection)
         Proxy.newProxyInstance(
             Connection.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             (proxy, method, args) -> {
-              Object out = invoke(real, method, args);
+              Object out = TestProxies.invoke(real, method, args);
               if (method.getName().equals("prepareStatement") && delayed.test((String) args[0])) {
                 return waitingStatement.apply((PreparedStatement) out);
               }
               return out;
             });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
-      throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 
   /** The database's clock, in ms since the epoch, read in autocommit (a statement of its own). */

@@ -1,6 +1,5 @@
 package io.dlock.jdbc;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -36,7 +35,7 @@ final class RoundTrips {
                   || (m.equals("setAutoCommit") && !args[0].equals(c.getAutoCommit()))) {
                 sent.incrementAndGet();
               }
-              Object result = invoke(c, method, args);
+              Object result = TestProxies.invoke(c, method, args);
               return result instanceof PreparedStatement ps ? counting(ps) : result;
             });
   }
@@ -50,16 +49,7 @@ final class RoundTrips {
               if (method.getName().startsWith("execute")) {
                 sent.incrementAndGet();
               }
-              return invoke(ps, method, args);
+              return TestProxies.invoke(ps, method, args);
             });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
-      throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 }
