@@ -2,7 +2,6 @@ package io.dlock.jdbc;
 
 import static io.dlock.testkit.TestTiming.millis;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dlock.Lease;
 import io.dlock.LockClient;
@@ -30,18 +29,14 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RowLockSlowNetworkTest {
-  // Renewals every 667 ms: the pool validates a connection idle over 500 ms, a round trip more.
-  private static final Duration LEASE = Duration.ofSeconds(2);
+  // Renewals every 533 ms: the pool validates a connection idle over 500 ms, a round trip more.
+  // PostgreSQL only: MariaDB's row-mode renewal statement runs in its contract suites, and the
+  // slow path costs the same there (the module's time budget).
+  private static final Duration LEASE = Duration.ofMillis(1_600);
 
   @Test
   void postgresGrantsARowLockOverADelayedPathAndKeepsIt() throws Exception {
     grantsARowLockOverADelayedPathAndKeepsIt(TestDatabases.postgres());
-  }
-
-  @Test
-  void mariaDbGrantsARowLockOverADelayedPathAndKeepsIt() throws Exception {
-    assumeTrue(TestDatabases.hasMariaDb(), TestDatabases.NO_MARIADB);
-    grantsARowLockOverADelayedPathAndKeepsIt(TestDatabases.mariaDb().orElseThrow());
   }
 
   private static void grantsARowLockOverADelayedPathAndKeepsIt(String url) throws Exception {
