@@ -85,6 +85,15 @@ class RedisSharedOwnerLeaseTest {
             .withNodeTimeout(Duration.ofSeconds(2));
     try (RedlockLockBackend a = RedlockLockBackend.connect(settings);
         RedlockLockBackend b = RedlockLockBackend.connect(settings)) {
+      // A backend starts once a majority of its masters is connected, the rest in the background:
+      // a master that A reached later than B would hold B's hold alone, and B's release there
+      // would free it (CI29). The case is about every master holding both.
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  a.masters().stream().allMatch(RedlockMaster::isConnected)
+                      && b.masters().stream().allMatch(RedlockMaster::isConnected));
       aLateShortRenewalLeavesTheLongHoldItsLease(
           a,
           b,
