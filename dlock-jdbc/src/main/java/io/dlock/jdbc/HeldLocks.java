@@ -10,7 +10,6 @@ import io.dlock.spi.ReleaseResult;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -77,6 +76,7 @@ final class HeldLocks implements AutoCloseable {
   private final GrantConnections grants;
   private final LossReports reports;
   private final HeldLockWatch watch;
+  private final HeldLockRenewal renewal;
 
   /** The client's clock, from {@link #useClock}; every lease end here is read on it. */
   private volatile MonotonicClock clock = MonotonicClock.SYSTEM;
@@ -113,6 +113,9 @@ final class HeldLocks implements AutoCloseable {
             () -> clock,
             heartbeatInterval,
             threadName);
+    this.renewal =
+        new HeldLockRenewal(
+            holdings, statements, connections, records, grants, reports, () -> clock);
   }
 
   /** Now on the client's clock ({@link #useClock}). */
@@ -358,119 +361,10 @@ final class HeldLocks implements AutoCloseable {
         "08006");
   }
 
+  /** Renews a batch of this client's leases: see {@link HeldLockRenewal#renew}. */
   Set<HeldLease> renew(List<HeldLease> leases) throws SQLException {
-    Set<HeldLease> gone = new HashSet<>();
-    Boolean reachable = null;
-    boolean unsure = false;
-    for (HeldLease lease : leases) {
-      HeldGrant h = holdings.get(lease.lockName());
-      if (h == null || !h.owner.equals(lease.owner().key()) || h.token != lease.fencingToken()) {
-        gone.add(lease); // not this grant: it ended, whatever holds the name now
-        continue;
-      }
-      // Where the record's statement confirms the holding session by itself, it needs nothing of
-      // the holding connection, and is sent before the grant's I/O lock is taken: a heartbeat
-      // under way there (a round trip on a slow path) does not delay the renewal. A release or a
-      // death meanwhile is seen under the lock, and wins; a move after a release finds no record.
-      Boolean movedEarly = null;
-      SQLException notTheGrants = null;
-      if (statements.renewalConfirmsSession() && !h.released && !h.dead && !h.releasing) {
-        try {
-          movedEarly = records.recordLease(h, lease.lease().toMillis());
-        } catch (SQLException e) {
-          movedEarly = false;
-          notTheGrants = e;
-        }
-      }
-      if (!lockForRenewal(h)) {
-        gone.add(lease); // its last hold is being released right now
-        continue;
-      }
-      try {
-        if (h.released) {
-          gone.add(lease);
-          continue;
-        }
-        if (!h.dead) {
-          long sentAt = clock.nanoTime();
-          try {
-            boolean moved;
-            if (movedEarly != null) {
-              if (notTheGrants != null) {
-                throw notTheGrants;
-              }
-              moved = movedEarly;
-            } else {
-              if (!statements.renewalConfirmsSession()) {
-                statements.heartbeat(
-                    h.connection, h.name, h.owner, h.token, lease.lease().toMillis());
-                h.confirmedNanos = sentAt;
-              }
-              moved = records.recordLease(h, lease.lease().toMillis());
-            }
-            if (moved) {
-              h.renewed = true;
-              h.extend(lease.lease().toNanos());
-            } else {
-              unsure = true; // the lock is alive, but its record could not be moved: not renewed
-            }
-            continue;
-          } catch (SQLException e) {
-            grants.markDead(h, e);
-          }
-        }
-      } finally {
-        h.io.unlock();
-      }
-      if (reachable == null) {
-        reachable = connections.reachable();
-      }
-      if (reachable) {
-        if (records.recordStillTheGrants(h) && reports.report(h)) {
-          // The server ended the session (a restart, a kill, a timeout): the holder is told here,
-          // before its record is cleared and so lets another client have the lock. A record
-          // cleared by someone else (a forced release) is a take-over, which the core reports.
-          // Only the thread that told the holds clears the record, once they are told.
-          records.clearRecord(h);
-        }
-        gone.add(lease);
-      } else {
-        unsure = true;
-      }
-    }
-    if (unsure) {
-      throw new SQLException(
-          "a lock's connection or record could not be confirmed: the database cannot be reached"
-              + " to tell whether the lock survived",
-          "08006");
-    }
-    return gone;
+    return renewal.renew(leases);
   }
-
-  /**
-   * Takes {@code h.io} for a renewal, without waiting behind the unlock of its last hold (which may
-   * be stuck on a dead socket until the network timeout). Any other I/O on the connection is a
-   * heartbeat or re-entry check, bounded by the network timeout: waited for.
-   *
-   * @return false if the grant is being released
-   */
-  private boolean lockForRenewal(HeldGrant h) {
-    while (true) {
-      if (h.releasing) {
-        return false;
-      }
-      try {
-        if (h.io.tryLock(RENEW_LOCK_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
-          return true;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while renewing", e);
-      }
-    }
-  }
-
-  private static final long RENEW_LOCK_POLL_MILLIS = 10;
 
   /**
    * {@link GrantRecords#recordLease}, marking {@code h} dead if the record is not the grant's.
