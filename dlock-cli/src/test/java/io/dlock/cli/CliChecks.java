@@ -24,10 +24,33 @@ final class CliChecks {
 
   /**
    * Four runners of {@code dlock run}, {@code times} each, add one to a counter in a file under one
-   * lock (read, wait a little, write back): without the lock, increments get lost.
+   * lock (read, wait a little, write back): without the lock, increments get lost ({@link
+   * #fourRunnersOnLocksOfTheirOwnLoseIncrements}, the negative control, shows that this count
+   * catches it).
    */
   static void fourRunnersLoseNoIncrement(
       Path dir, String name, int times, Function<String[], Cli.Result> dlock) throws Exception {
+    assertThat(fourRunnersCount(dir, runner -> name, times, dlock))
+        .isEqualTo(Integer.toString(4 * times));
+  }
+
+  /**
+   * The negative control of {@link #fourRunnersLoseNoIncrement}: the same runners, each under a
+   * lock of its own (so under none that the others take), lose increments within the same count.
+   */
+  static void fourRunnersOnLocksOfTheirOwnLoseIncrements(
+      Path dir, String name, int times, Function<String[], Cli.Result> dlock) throws Exception {
+    assertThat(Integer.parseInt(fourRunnersCount(dir, runner -> name + "-" + runner, times, dlock)))
+        .isLessThan(4 * times);
+  }
+
+  /** Runs the four runners, runner {@code r} under lock {@code nameOf(r)}; the counter's text. */
+  private static String fourRunnersCount(
+      Path dir,
+      java.util.function.IntFunction<String> nameOf,
+      int times,
+      Function<String[], Cli.Result> dlock)
+      throws Exception {
     Path counter = dir.resolve("counter");
     Files.writeString(counter, "0");
     String script = "n=$(cat '" + counter + "'); sleep 0.01; echo $((n+1)) > '" + counter + "'";
@@ -35,6 +58,7 @@ final class CliChecks {
     try {
       List<Future<List<Integer>>> results = new ArrayList<>();
       for (int p = 0; p < 4; p++) {
+        String name = nameOf.apply(p);
         results.add(
             runners.submit(
                 () -> {
@@ -57,7 +81,7 @@ final class CliChecks {
     } finally {
       runners.shutdownNow();
     }
-    assertThat(Files.readString(counter).trim()).isEqualTo(Integer.toString(4 * times));
+    return Files.readString(counter).trim();
   }
 
   /** Waits until {@code dlock status} shows the lock held. */

@@ -59,9 +59,11 @@ abstract class CliContract {
   }
 
   @Test
-  void fourRunnersRunning50TimesEachNeverLoseAnIncrement() throws Exception {
+  void fourRunnersRunning25TimesEachNeverLoseAnIncrement() throws Exception {
+    // 25 each: the negative control (RedisCliTest) loses increments within 10 without the lock;
+    // the lock's own races run many more times in every backend's contract suite (dlock-testkit).
     CliChecks.fourRunnersLoseNoIncrement(
-        dir, prefix + "counter", 50, args -> dlock(args[0], rest(args)));
+        dir, prefix + "counter", 25, args -> dlock(args[0], rest(args)));
   }
 
   @Test
@@ -252,7 +254,7 @@ abstract class CliContract {
   }
 
   /** Runs {@code dlock COMMAND --backend <this backend> ARGS...} to its end. */
-  private Cli.Result dlock(String command, String... args) {
+  Cli.Result dlock(String command, String... args) {
     return cli().run(scaled(60_000), withBackend(command, args));
   }
 
@@ -306,7 +308,7 @@ abstract class CliContract {
     CliChecks.awaitHeld(name, args -> dlock(args[0], rest(args)));
   }
 
-  private static String[] rest(String[] args) {
+  static String[] rest(String[] args) {
     return java.util.Arrays.copyOfRange(args, 1, args.length);
   }
 
