@@ -5,9 +5,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLSyntaxErrorException;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The acquisition of permits: one transaction that locks the semaphore's counter row, so that the
@@ -18,6 +21,7 @@ import org.jspecify.annotations.Nullable;
  * PermitStatements}'s; the clock is the database's.
  */
 final class PermitAcquisition {
+  private static final Logger log = LoggerFactory.getLogger(PermitAcquisition.class);
   private final PermitStatements statements;
   private final String dropEnded;
   private final String summary;
@@ -28,6 +32,8 @@ final class PermitAcquisition {
   private final String insert;
   private final String deleteGrant;
   private final String liveGrant;
+  // Null where the dialect has no one-statement grant, or once the server refused its syntax.
+  private volatile @Nullable String grantIfRoom;
 
   /**
    * @param clock the client's clock, on which the send of the statement that sets a grant's lease
@@ -71,6 +77,10 @@ final class PermitAcquisition {
             + permits
             + " WHERE semaphore = ? AND owner = ? AND token = ? AND expires_at > "
             + now;
+    this.grantIfRoom = statements.grantIfRoomSql();
+    if (grantIfRoom != null && !statements.drawsFenceWhenLocked()) {
+      throw new IllegalStateException("a one-statement grant needs the fence drawn with the lock");
+    }
   }
 
   private PreparedStatement prepare(Connection c, String sql) throws SQLException {
@@ -113,7 +123,13 @@ final class PermitAcquisition {
           statements.createCounter(c, semaphore);
           continue;
         }
-        AcquireResult result;
+        AcquireResult result =
+            grantIfRoom(
+                c, semaphore, limit, count, owner, holder, leaseMillis, fence + 1, calledAtNanos);
+        if (result != null) {
+          commit(c, true, semaphore, owner, result);
+          return result;
+        }
         boolean fresh = false;
         long ended;
         try (PreparedStatement ps = prepare(c, summary)) {
@@ -265,6 +281,61 @@ final class PermitAcquisition {
     } finally {
       restoreAutoCommit(c);
     }
+  }
+
+  /**
+   * The grant in one statement, where the dialect has it ({@link PermitStatements#grantIfRoomSql}),
+   * in the transaction that holds the counter row's lock; null if it granted nothing (no room, a
+   * repeat, ended grants to delete), and the full path decides. A server that refuses its syntax
+   * (MySQL 8 is not tested here: see docs/jdbc.md) is told once in the log, and the acquisitions
+   * take the full path from then on; the transaction goes on, as the MySQL family's does after a
+   * statement's error.
+   */
+  private AcquireResult.@Nullable Granted grantIfRoom(
+      Connection c,
+      String semaphore,
+      int limit,
+      int count,
+      String owner,
+      String holder,
+      long leaseMillis,
+      long token,
+      long calledAtNanos)
+      throws SQLException {
+    String sql = grantIfRoom;
+    if (sql == null) {
+      return null;
+    }
+    long sentAt;
+    try (PreparedStatement ps = prepare(c, sql)) {
+      ps.setString(1, semaphore);
+      ps.setString(2, owner);
+      ps.setInt(3, count);
+      ps.setLong(4, token);
+      ps.setLong(5, leaseMillis);
+      ps.setString(6, holder);
+      ps.setString(7, owner);
+      ps.setString(8, semaphore);
+      ps.setInt(9, count);
+      ps.setInt(10, limit);
+      sentAt = clock.getAsLong();
+      if (ps.executeUpdate() != 1) {
+        return null;
+      }
+    } catch (SQLSyntaxErrorException e) {
+      if (!"42000".equals(e.getSQLState())) {
+        throw e; // a missing table or column: the full path would fail the same way
+      }
+      grantIfRoom = null;
+      log.warn(
+          "the server refused the one-statement grant of {}; every acquisition takes the full"
+              + " path (one round trip more under the counter row's lock): {}",
+          statements.permits,
+          e.toString());
+      return null;
+    }
+    // The lease began with this statement, three round trips into the call.
+    return new AcquireResult.Granted(token, 1, Math.max(0, sentAt - calledAtNanos));
   }
 
   /** The counter row's fence, locked until the transaction ends; null if the row is missing. */

@@ -122,6 +122,20 @@ abstract class PermitStatements {
   }
 
   /**
+   * A new grant in one statement, under the counter row's lock, where the dialect has one: it
+   * inserts the grant only if the owner holds no grant, no grant of the semaphore has ended (their
+   * rows are the full path's to delete) and the live grants' permits plus the asked ones fit the
+   * limit, reading the grants as {@link #summarySql} does (a locking read that waits for a renewal
+   * in flight). Ten parameters: semaphore, owner, permits, token, lease (ms), holder; then owner,
+   * semaphore, permits, limit. It inserts nothing when it does not grant, and the acquisition then
+   * takes the full path. Null where the dialect has none: it needs {@link #drawsFenceWhenLocked}
+   * (the token is the fence its lock drew).
+   */
+  @Nullable String grantIfRoomSql() {
+    return null;
+  }
+
+  /**
    * Whether {@link #lockCounter} also draws the next fence: the counter row then holds the last
    * fence drawn (which may exceed the highest token granted: an attempt that grants nothing leaves
    * a gap), and a grant writes no fence of its own.
