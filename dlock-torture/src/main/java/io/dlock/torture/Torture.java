@@ -228,6 +228,9 @@ public final class Torture implements Callable<Integer> {
                   ? new IdempotencyRun(settings, (IdempotencyTarget) target).run()
                   : new TortureRun(settings, target, jar).run();
           progress.accept("dlock-torture: " + result.tableRow());
+          if (!result.serverClock().isEmpty()) {
+            progress.accept("dlock-torture: " + result.serverClock());
+          }
           results.add(result);
         }
       }
@@ -283,6 +286,20 @@ public final class Torture implements Callable<Integer> {
     if (!ledgerRuns.isEmpty()) {
       md.append(Ledger.tableHeader());
       ledgerRuns.forEach(r -> md.append(r.tableRow()).append('\n'));
+      md.append('\n');
+    }
+    List<RunResult> clocked = results.stream().filter(r -> !r.serverClock().isEmpty()).toList();
+    if (!clocked.isEmpty()) {
+      md.append("The servers' clocks (ServerClockSampler), run by run:\n\n");
+      clocked.forEach(
+          r ->
+              md.append("- ")
+                  .append(r.label())
+                  .append(", ")
+                  .append(r.scenario().id())
+                  .append(": ")
+                  .append(r.serverClock())
+                  .append('\n'));
       md.append('\n');
     }
     md.append(

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -83,6 +84,7 @@ final class TortureRun {
 
   RunResult run() throws InterruptedException {
     Scenario scenario = settings.scenario();
+    Optional<ServerClockSampler> serverClock = ServerClockSampler.start(target, dir);
     try (probe) {
       probe.connect();
       if (settings.workload() == Workload.SEMAPHORE) {
@@ -117,8 +119,10 @@ final class TortureRun {
       clientThreads.shutdownNow();
       registers.close();
     }
+    String clockSummary = serverClock.map(ServerClockSampler::stop).orElse("");
     List<Event> history = EventLog.readAll(dir);
     return new Checker(settings, target.nextGrantBound(settings.lease()), history)
-        .check(target.name(), faults.injectedCount());
+        .check(target.name(), faults.injectedCount())
+        .withServerClock(clockSummary);
   }
 }
