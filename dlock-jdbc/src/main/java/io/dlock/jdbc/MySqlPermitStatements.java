@@ -86,7 +86,13 @@ class MySqlPermitStatements extends PermitStatements {
     try (PreparedStatement ps = prepare(c, "SELECT LAST_INSERT_ID()");
         ResultSet rs = ps.executeQuery()) {
       if (!rs.next()) {
-        throw new SQLException("no fence drawn for semaphore '" + semaphore + "'");
+        throw new SQLException(
+            "no fence drawn for semaphore '"
+                + semaphore
+                + "': SELECT LAST_INSERT_ID() after the UPDATE of "
+                + semaphores
+                + " answered no row; check that the data source hands the statements one session"
+                + " (no statement-level proxy or load balancer between them)");
       }
       return rs.getLong(1) - 1;
     }
@@ -129,12 +135,19 @@ class MySqlPermitStatements extends PermitStatements {
    */
   @Override
   String precheckSql() {
-    return "SELECT COUNT(CASE WHEN owner = ? THEN 1 END), COALESCE(SUM(permits), 0),"
-        + " MIN(expires_at) - "
+    String live = "expires_at > " + nowMillis();
+    return "SELECT COUNT(CASE WHEN owner = ? AND "
+        + live
+        + " THEN 1 END), COALESCE(SUM(CASE WHEN "
+        + live
+        + " THEN permits END), 0), MIN(CASE WHEN "
+        + live
+        + " THEN expires_at END) - "
         + nowMillis()
-        + " FROM "
+        + ", COUNT(CASE WHEN owner = ? OR NOT ("
+        + live
+        + ") THEN 1 END) FROM "
         + permits
-        + " WHERE semaphore = ? AND expires_at > "
-        + nowMillis();
+        + " WHERE semaphore = ?";
   }
 }

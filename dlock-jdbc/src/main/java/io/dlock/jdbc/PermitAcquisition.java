@@ -5,8 +5,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLSyntaxErrorException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -32,8 +32,8 @@ final class PermitAcquisition {
   private final String insert;
   private final String deleteGrant;
   private final String liveGrant;
-  // Null where the dialect has no one-statement grant, or once the server refused its syntax.
-  private volatile @Nullable String grantIfRoom;
+  // Holds null where the dialect has no one-statement grant, or once the server refused it.
+  private final AtomicReference<@Nullable String> grantIfRoom;
 
   /**
    * @param clock the client's clock, on which the send of the statement that sets a grant's lease
@@ -77,8 +77,8 @@ final class PermitAcquisition {
             + permits
             + " WHERE semaphore = ? AND owner = ? AND token = ? AND expires_at > "
             + now;
-    this.grantIfRoom = statements.grantIfRoomSql();
-    if (grantIfRoom != null && !statements.drawsFenceWhenLocked()) {
+    this.grantIfRoom = new AtomicReference<>(statements.grantIfRoomSql());
+    if (grantIfRoom.get() != null && !statements.drawsFenceWhenLocked()) {
       throw new IllegalStateException("a one-statement grant needs the fence drawn with the lock");
     }
   }
@@ -107,9 +107,9 @@ final class PermitAcquisition {
       long leaseMillis,
       long calledAtNanos)
       throws SQLException {
-    AcquireResult refused = precheck(c, semaphore, limit, count, owner);
-    if (refused != null) {
-      return refused;
+    Precheck read = precheck(c, semaphore, limit, count, owner);
+    if (read.refusal() != null) {
+      return read.refusal();
     }
     int deadlocks = 0;
     for (int round = 0; round < 2; round++) {
@@ -124,8 +124,18 @@ final class PermitAcquisition {
           continue;
         }
         AcquireResult result =
-            grantIfRoom(
-                c, semaphore, limit, count, owner, holder, leaseMillis, fence + 1, calledAtNanos);
+            read.oneStatement()
+                ? grantIfRoom(
+                    c,
+                    semaphore,
+                    limit,
+                    count,
+                    owner,
+                    holder,
+                    leaseMillis,
+                    fence + 1,
+                    calledAtNanos)
+                : null;
         if (result != null) {
           commit(c, true, semaphore, owner, result);
           return result;
@@ -220,24 +230,44 @@ final class PermitAcquisition {
    * whose drivers send each: the grant's answer is one round trip sooner after its lease began.
    */
   /**
-   * Where the dialect reads so ({@link PermitStatements#precheckSql}), the refusal of an attempt
-   * that cannot fit by the last committed grants, without the counter row's lock; else null, and
-   * the locked transaction decides. It can only refuse: a grant is always the transaction's.
+   * What the plain read before the lock found: a refusal (the attempt cannot fit by the last
+   * committed grants), or whether the one-statement grant is worth sending under the lock.
    */
-  private @Nullable AcquireResult precheck(
-      Connection c, String semaphore, int limit, int count, String owner) throws SQLException {
+  private record Precheck(@Nullable AcquireResult refusal, boolean oneStatement) {}
+
+  /** No plain read: the locked transaction decides, on the full path. */
+  private static final Precheck FULL_PATH = new Precheck(null, false);
+
+  /**
+   * Where the dialect reads so ({@link PermitStatements#precheckSql}), the refusal of an attempt
+   * that cannot fit by the last committed grants, without the counter row's lock; else whether the
+   * one-statement grant may grant: not where the owner has a row (a repeat) or a grant has ended
+   * (the full path deletes it), where it would only cost a round trip under the lock before the
+   * full path. It can only refuse: a grant is always the transaction's.
+   */
+  private Precheck precheck(Connection c, String semaphore, int limit, int count, String owner)
+      throws SQLException {
     if (precheck == null) {
-      return null;
+      return FULL_PATH;
     }
     try (PreparedStatement ps = prepare(c, precheck)) {
       ps.setString(1, owner);
-      ps.setString(2, semaphore);
+      ps.setString(2, owner);
+      ps.setString(3, semaphore);
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next() || rs.getLong(1) > 0 || rs.getLong(2) + count <= limit) {
-          return null; // a repeat, or there may be room
+        if (!rs.next()) {
+          return FULL_PATH;
         }
+        boolean repeat = rs.getLong(1) > 0;
+        long held = rs.getLong(2);
         long soonest = rs.getLong(3);
-        return new AcquireResult.Held(Duration.ofMillis(rs.wasNull() ? 0 : Math.max(0, soonest)));
+        boolean anyHeld = !rs.wasNull();
+        boolean clean = rs.getLong(4) == 0;
+        if (repeat || held + count <= limit) {
+          return new Precheck(null, clean && grantIfRoom.get() != null);
+        }
+        return new Precheck(
+            new AcquireResult.Held(Duration.ofMillis(anyHeld ? Math.max(0, soonest) : 0)), false);
       }
     }
   }
@@ -302,7 +332,7 @@ final class PermitAcquisition {
       long token,
       long calledAtNanos)
       throws SQLException {
-    String sql = grantIfRoom;
+    String sql = grantIfRoom.get();
     if (sql == null) {
       return null;
     }
@@ -322,20 +352,38 @@ final class PermitAcquisition {
       if (ps.executeUpdate() != 1) {
         return null;
       }
-    } catch (SQLSyntaxErrorException e) {
-      if (!"42000".equals(e.getSQLState())) {
-        throw e; // a missing table or column: the full path would fail the same way
+    } catch (SQLException e) {
+      if (!refusesTheStatement(e)) {
+        throw e; // a deadlock, a lock wait, a broken connection: as any statement's
       }
-      grantIfRoom = null;
-      log.warn(
-          "the server refused the one-statement grant of {}; every acquisition takes the full"
-              + " path (one round trip more under the counter row's lock): {}",
-          statements.permits,
-          e.toString());
+      if (grantIfRoom.compareAndSet(sql, null)) {
+        log.warn(
+            "the server refused the one-statement grant of {}; every acquisition takes the full"
+                + " path from now on (one round trip more under the counter row's lock): {}",
+            statements.permits,
+            e.toString());
+      }
       return null;
     }
     // The lease began with this statement, three round trips into the call.
     return new AcquireResult.Granted(token, 1, Math.max(0, sentAt - calledAtNanos));
+  }
+
+  /**
+   * Whether the server refused the one-statement grant itself (its syntax, a feature it lacks, the
+   * permits table in a derived table of an insert into it), as it would every time: SQL states 42
+   * (but a missing table or column, which the full path meets too) and 0A, and MySQL's 1093
+   * (ER_UPDATE_TABLE_USED) and 1221 (ER_WRONG_USAGE), reported as HY000. Such an error ends the
+   * statement alone, not the transaction, on the MySQL family: the counter row stays locked.
+   */
+  static boolean refusesTheStatement(SQLException e) {
+    String state = e.getSQLState();
+    if (state != null
+        && ((state.startsWith("42") && !state.equals("42S02") && !state.equals("42S22"))
+            || state.startsWith("0A"))) {
+      return true;
+    }
+    return e.getErrorCode() == 1093 || e.getErrorCode() == 1221;
   }
 
   /** The counter row's fence, locked until the transaction ends; null if the row is missing. */

@@ -112,10 +112,11 @@ abstract class PermitStatements {
   }
 
   /**
-   * A plain read of a semaphore's live grants, without any lock, parameters the owner and the
-   * semaphore: whether the owner holds one, the permits they hold, the soonest lease end from now;
-   * or null where the dialect does not read so before its transaction ({@link
-   * PermitAcquisition#acquire}).
+   * A plain read of a semaphore's grants, without any lock, parameters the owner, the owner again
+   * and the semaphore: how many live grants the owner holds, the permits the live grants hold, the
+   * soonest lease end from now, and how many rows would keep {@link #grantIfRoomSql} from granting
+   * (the owner's, live or ended, and every ended one); or null where the dialect does not read so
+   * before its transaction ({@link PermitAcquisition#acquire}).
    */
   @Nullable String precheckSql() {
     return null;

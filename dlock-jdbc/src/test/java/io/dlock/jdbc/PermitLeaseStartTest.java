@@ -100,7 +100,7 @@ class PermitLeaseStartTest {
         await().until(() -> now(clock, statements) > endedAt);
         // Between the transaction's first read of the clock and the insert: the summary's delay.
         Connection slow =
-            delayedBefore(real, sql -> sql.contains("COALESCE(SUM(permits)"), clock, statements);
+            delayedBefore(real, sql -> sql.equals(statements.summarySql()), clock, statements);
         long calledAt = System.nanoTime();
         long calledAtWall = System.currentTimeMillis();
         AcquireResult result =
