@@ -85,7 +85,8 @@ final class Checker {
         stuckLock.worstFreeWhileWaited,
         failures,
         null,
-        workload);
+        workload,
+        "");
   }
 
   /**
@@ -146,7 +147,8 @@ final class Checker {
         stuckLock.worstFreeWhileWaited,
         failures,
         null,
-        Workload.SEMAPHORE);
+        Workload.SEMAPHORE,
+        "");
   }
 
   /** Every criterion's failures, in order, and the run's own checks. */

@@ -33,64 +33,6 @@ record RunResult(
     Workload workload,
     String serverClock) {
 
-  /** Without a reading of the server's clock. */
-  RunResult(
-      String backend,
-      Scenario scenario,
-      Duration duration,
-      int grants,
-      int noGrants,
-      int faults,
-      int overlaps,
-      int overlapsExplainedByPause,
-      int staleWritesAccepted,
-      int fencedRejections,
-      int lostUpdatesUnfenced,
-      int tokenViolations,
-      int nextGrantSamples,
-      long medianNextGrantNanos,
-      long worstNextGrantNanos,
-      Duration nextGrantBound,
-      int toldSamples,
-      long worstToldNanos,
-      Duration toldBound,
-      int losses,
-      int spuriousLosses,
-      int releasesNotDone,
-      long worstFreeWhileWaitedNanos,
-      List<String> failures,
-      Ledger ledger,
-      Workload workload) {
-    this(
-        backend,
-        scenario,
-        duration,
-        grants,
-        noGrants,
-        faults,
-        overlaps,
-        overlapsExplainedByPause,
-        staleWritesAccepted,
-        fencedRejections,
-        lostUpdatesUnfenced,
-        tokenViolations,
-        nextGrantSamples,
-        medianNextGrantNanos,
-        worstNextGrantNanos,
-        nextGrantBound,
-        toldSamples,
-        worstToldNanos,
-        toldBound,
-        losses,
-        spuriousLosses,
-        releasesNotDone,
-        worstFreeWhileWaitedNanos,
-        failures,
-        ledger,
-        workload,
-        "");
-  }
-
   /**
    * This result with what the server's clock did meanwhile ({@link ServerClockSampler#stop}): a
    * step there explains a lease ended early, which no criterion should blame on dlock unseen.
@@ -178,7 +120,8 @@ record RunResult(
         worstFreeWhileWaitedNanos,
         failures,
         null,
-        Workload.LOCK);
+        Workload.LOCK,
+        "");
   }
 
   /** An idempotency run: a ledger instead of holds. */
@@ -210,7 +153,8 @@ record RunResult(
         0,
         failures,
         ledger,
-        Workload.LOCK); // not a lock run: the workload option does not apply to a ledger
+        Workload.LOCK, // not a lock run: the workload option does not apply to a ledger
+        "");
   }
 
   boolean passed() {
