@@ -13,29 +13,25 @@ class PermitGrantRefusedTest {
 
   @Test
   void theServersRefusalsOfTheStatementTurnItOff() {
-    assertThat(PermitAcquisition.refusesTheStatement(new SQLException("syntax", "42000", 1064)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("syntax", "42000", 1064)))
         .isTrue();
-    assertThat(
-            PermitAcquisition.refusesTheStatement(new SQLException("unsupported", "0A000", 1235)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("unsupported", "0A000", 1235)))
         .isTrue();
-    assertThat(
-            PermitAcquisition.refusesTheStatement(new SQLException("target table", "HY000", 1093)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("target table", "HY000", 1093)))
         .isTrue();
-    assertThat(
-            PermitAcquisition.refusesTheStatement(new SQLException("wrong usage", "HY000", 1221)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("wrong usage", "HY000", 1221)))
         .isTrue();
   }
 
   @Test
   void passingFailuresAndMissingTablesDoNot() {
-    assertThat(PermitAcquisition.refusesTheStatement(new SQLException("deadlock", "40001", 1213)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("deadlock", "40001", 1213)))
         .isFalse();
-    assertThat(PermitAcquisition.refusesTheStatement(new SQLException("lock wait", "HY000", 1205)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("lock wait", "HY000", 1205)))
         .isFalse();
-    assertThat(PermitAcquisition.refusesTheStatement(new SQLException("gone", "08S01", 0)))
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("gone", "08S01", 0))).isFalse();
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("no table", "42S02", 1146)))
         .isFalse();
-    assertThat(PermitAcquisition.refusesTheStatement(new SQLException("no table", "42S02", 1146)))
-        .isFalse();
-    assertThat(PermitAcquisition.refusesTheStatement(new SQLException("no state"))).isFalse();
+    assertThat(PermitShortcuts.refusesTheStatement(new SQLException("no state"))).isFalse();
   }
 }
