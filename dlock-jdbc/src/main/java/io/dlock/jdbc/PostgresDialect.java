@@ -22,6 +22,17 @@ final class PostgresDialect implements JdbcDialect {
   /** The database clock in milliseconds since the epoch; moves within a statement. */
   static final String NOW_MILLIS = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
 
+  /**
+   * Clears a connection-bound grant's record ({@code <t>_held}: name, token) and sends the release
+   * signal in one statement; parameters name, token, channel, name. A signal sent when nothing was
+   * cleared only wakes a waiter to try once more.
+   */
+  static String clearRecordAndNotifySql(String held) {
+    return "WITH u AS (UPDATE "
+        + held
+        + " SET owner = NULL WHERE name = ? AND token = ? RETURNING 1) SELECT pg_notify(?, ?)";
+  }
+
   /** The NOTIFY channel of the table's releases; the payload is the lock name. */
   static String channel(String table) {
     return "dlock_" + table;

@@ -43,21 +43,15 @@ final class PostgresRowLockStatements extends RowLockStatements {
   }
 
   /**
-   * Clears the record and sends the release's {@code NOTIFY}, delivered at the commit that frees
-   * the row: waiters of other clients wake then, not at their next re-check a heartbeat interval
-   * later (lost with a refactoring once; {@code PostgresRowReleaseSignalTest}).
+   * Clears the record and sends {@code NOTIFY} in one statement: at a release it runs inside the
+   * holding transaction ({@link #clearRecordInTransaction}), delivered at the commit that frees the
+   * row; after a forced release or a grant found gone, on any connection. Either way waiters of
+   * other clients wake then, not at their next re-check a heartbeat interval later (lost with a
+   * refactoring once; {@code PostgresReleaseSignalTest}).
    */
   @Override
-  void clearRecordInTransaction(Connection c, String name, long token) throws SQLException {
-    execute(
-        c,
-        "WITH u AS (UPDATE "
-            + held
-            + " SET owner = NULL WHERE name = ? AND token = ? RETURNING 1) SELECT pg_notify(?, ?)",
-        name,
-        token,
-        channel,
-        name);
+  void clearRecord(Connection c, String name, long token) throws SQLException {
+    execute(c, PostgresDialect.clearRecordAndNotifySql(held), name, token, channel, name);
   }
 
   @Override

@@ -50,6 +50,15 @@ final class PostgresSessionLockStatements extends SessionLockStatements {
             .formatted(held, now, table, PostgresDialect.boundsColumn(idle), liveRecord("r"));
   }
 
+  /**
+   * Clears the record and sends {@code NOTIFY} in one statement, for a forced release and a grant
+   * found gone: the holder's own unlock notifies in its statement already.
+   */
+  @Override
+  void clearRecord(Connection c, String name, long token) throws SQLException {
+    execute(c, PostgresDialect.clearRecordAndNotifySql(held), name, token, channel, name);
+  }
+
   static long key(String name) {
     byte[] hash = sha256(name);
     long key = 0;
