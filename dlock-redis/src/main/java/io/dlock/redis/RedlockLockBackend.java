@@ -146,10 +146,24 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
 
   private <T> CompletableFuture<List<@Nullable T>> onEveryMaster(
       Function<RedisLockBackend, CompletableFuture<T>> call, Duration timeout) {
+    return askEveryMaster(master -> master.call(call, timeout));
+  }
+
+  /**
+   * For the administrative calls: every master, each bounded by its command timeout, a master still
+   * connecting waited for ({@link RedlockMaster#callOnceConnected}).
+   */
+  private <T> CompletableFuture<List<@Nullable T>> onEveryMasterConnected(
+      Function<RedisLockBackend, CompletableFuture<T>> call) {
+    Duration timeout = RedlockMaster.commandTimeout(settings);
+    return askEveryMaster(master -> master.callOnceConnected(call, timeout));
+  }
+
+  private <T> CompletableFuture<List<@Nullable T>> askEveryMaster(
+      Function<RedlockMaster, CompletableFuture<T>> perMaster) {
     List<CompletableFuture<@Nullable T>> answers = new ArrayList<>();
     for (RedlockMaster master : masters) {
-      answers.add(
-          master.call(call, timeout).handle((value, error) -> error == null ? value : null));
+      answers.add(perMaster.apply(master).handle((value, error) -> error == null ? value : null));
     }
     return CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
         .thenApply(done -> answers.stream().map(CompletableFuture::join).toList());
@@ -320,17 +334,7 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
     return onEveryMaster(m -> m.renew(leases), bound)
         .thenApply(
             answers -> {
-              long answered = answers.stream().filter(a -> a != null).count();
-              if (answered < quorum) {
-                throw new CompletionException(
-                    new BackendUnavailableException(
-                        "Redlock: only "
-                            + answered
-                            + " of "
-                            + masters.size()
-                            + " Redis masters answered the renewal; a lease needs "
-                            + quorum));
-              }
+              requireQuorum(answers, "the renewal");
               Set<HeldLease> gone = new HashSet<>();
               for (HeldLease lease : leases) {
                 long renewed =
@@ -343,11 +347,20 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
             });
   }
 
+  /**
+   * Lists on every master, each bounded by its command timeout (at least 1 s), not the node timeout
+   * (a listing scans the master's keyspace and reads each lock), and a master still connecting
+   * waited for: a client that had just started (with a majority of masters up) listed a lock held
+   * on the master still connecting and one other as free (CI33: `dlock status` said "No locks held"
+   * while one was). Fewer answers than a quorum fail the listing: a lock held by a majority could
+   * be among the missing.
+   */
   @Override
   public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
-    return onEveryMaster(m -> m.inspect(namePattern))
+    return onEveryMasterConnected(m -> m.inspect(namePattern))
         .thenApply(
             answers -> {
+              requireQuorum(answers, "the listing of '" + namePattern + "'");
               Map<String, List<LockInfo>> byName = new HashMap<>();
               for (List<LockInfo> answer : answers) {
                 if (answer != null) {
@@ -368,15 +381,38 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
             });
   }
 
+  /**
+   * Deletes the lock on every master, each bounded by its command timeout as a listing is; fewer
+   * answers than a quorum fail it (reported as not done: the lock may still be held by a majority).
+   */
   @Override
   public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
-    return onEveryMaster(m -> m.forceRelease(lockName))
+    return onEveryMasterConnected(m -> m.forceRelease(lockName))
         .thenApply(
-            answers ->
-                answers.stream()
-                    .filter(a -> a != null && a.isPresent())
-                    .map(Optional::get)
-                    .max(java.util.Comparator.comparingLong(LockInfo::fencingToken)));
+            answers -> {
+              requireQuorum(answers, "the forced release of '" + lockName + "'");
+              return answers.stream()
+                  .filter(a -> a != null && a.isPresent())
+                  .map(Optional::get)
+                  .max(java.util.Comparator.comparingLong(LockInfo::fencingToken));
+            });
+  }
+
+  /** Fails the call unless a quorum of masters answered it. */
+  private void requireQuorum(List<?> answers, String what) {
+    long answered = answers.stream().filter(a -> a != null).count();
+    if (answered < quorum) {
+      throw new CompletionException(
+          new BackendUnavailableException(
+              "Redlock: only "
+                  + answered
+                  + " of "
+                  + masters.size()
+                  + " Redis masters answered "
+                  + what
+                  + "; it needs "
+                  + quorum));
+    }
   }
 
   /** The masters, in the order of the settings: for tests. */

@@ -41,6 +41,9 @@ final class RedlockMaster {
    */
   private final MonotonicClock clock = MonotonicClock.SYSTEM;
 
+  // The last connection attempt started (connectInBackground), done or not.
+  private volatile @Nullable CompletableFuture<Boolean> attempt;
+
   RedlockMaster(String uri, RedlockSettings settings, Executor connector) {
     this.uri = uri;
     this.settings = settings;
@@ -72,8 +75,31 @@ final class RedlockMaster {
       return CompletableFuture.completedFuture(false);
     }
     lastAttempt.set(now);
-    return CompletableFuture.supplyAsync(this::connectNow, connector)
-        .whenComplete((ok, error) -> connecting.set(false));
+    CompletableFuture<Boolean> started =
+        CompletableFuture.supplyAsync(this::connectNow, connector)
+            .whenComplete((ok, error) -> connecting.set(false));
+    attempt = started;
+    return started;
+  }
+
+  /**
+   * Calls the master as {@link #call(Function, Duration)} does, but a master whose connection is
+   * under way (a backend starts once a majority is up, the others still connecting) is first waited
+   * for, up to {@code timeout}: for the administrative calls, whose answer depends on every master
+   * (a lock held on the master still connecting and one other was listed as free).
+   */
+  <T> CompletableFuture<T> callOnceConnected(
+      Function<RedisLockBackend, CompletableFuture<T>> call, Duration timeout) {
+    if (isConnected()) {
+      return call(call, timeout);
+    }
+    CompletableFuture<Boolean> running = attempt;
+    CompletableFuture<Boolean> connection =
+        running != null && !running.isDone() ? running : connectInBackground();
+    return connection
+        .completeOnTimeout(false, timeout.toNanos(), TimeUnit.NANOSECONDS)
+        .exceptionally(error -> false)
+        .thenCompose(connected -> call(call, timeout));
   }
 
   private boolean connectNow() {
