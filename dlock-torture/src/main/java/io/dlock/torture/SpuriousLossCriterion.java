@@ -40,7 +40,9 @@ final class SpuriousLossCriterion implements Criterion {
               // Its own client closed under it (client-close): told CLIENT_CLOSED, released.
               || run.closesBySource.getOrDefault(h.source, List.of()).stream()
                   .anyMatch(t -> h.start <= t && t <= h.lostAt)
-              || run.restartWindows.stream().anyMatch(w -> h.start <= w[1] && h.lostAt >= w[0]);
+              // Told during a backend restart or within two leases after it: a hold lost later
+              // was not lost to the restart (its renewals went through again meanwhile).
+              || run.restartWindows.stream().anyMatch(w -> w[0] <= h.lostAt && h.lostAt <= w[1]);
       if (!explainedLoss) {
         spurious++;
       }

@@ -27,19 +27,19 @@ final class StuckLockCriterion implements Criterion {
     String stuck = null;
     for (Map.Entry<String, List<Hold>> lockHolds : run.byLock.entrySet()) {
       for (long[] gap : run.freeGaps(lockHolds.getKey())) {
-        if (run.duringRestart(gap[0], gap[1]) || run.begunByAClose(lockHolds.getKey(), gap)) {
+        if (run.begunByAClose(lockHolds.getKey(), gap)) {
           continue;
         }
         for (RunHistory.Wait w : run.waits) {
           if (!w.lock().equals(lockHolds.getKey()) || w.start() > gap[0]) {
             continue;
           }
-          // A waiter cut off cannot be granted meanwhile: only the time it could be counts.
-          long freeWhileWaited =
-              longestOutside(
-                  gap[0],
-                  Math.min(gap[1], w.end()),
-                  run.waiterCuts.getOrDefault(w.source(), List.of()));
+          // A waiter cut off cannot be granted meanwhile, nor anyone during a backend restart
+          // (and the two leases after it): only the time outside those counts, so a gap that
+          // outlasts a restart by more than the bound still fails.
+          List<long[]> excused = new ArrayList<>(run.restartWindows);
+          excused.addAll(run.waiterCuts.getOrDefault(w.source(), List.of()));
+          long freeWhileWaited = longestOutside(gap[0], Math.min(gap[1], w.end()), excused);
           if (freeWhileWaited > worst) {
             worst = freeWhileWaited;
             stuck = lockHolds.getKey();

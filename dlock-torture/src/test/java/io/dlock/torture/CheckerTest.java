@@ -209,6 +209,47 @@ class CheckerTest {
     assertThat(result.failures()).isEmpty();
   }
 
+  /** The negative control of the one above: a restart explains a loss told within its window. */
+  @Test
+  void aLossToldLongAfterABackendRestart_isSpurious() {
+    at(0, "w1", Kind.GRANT, "a", 1, "");
+    at(100, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
+    at(2_000, "faults", Kind.RESTART_END, "-", 0, "");
+    // The window ends two leases (4 s) after the restart: this loss came 5 s after that.
+    at(11_000, "w1", Kind.LOST, "a", 1, "EXPIRED");
+    at(11_001, "w1", Kind.RELEASING, "a", 1, "");
+    at(11_002, "w1", Kind.RELEASED, "a", 1, "false");
+    RunResult result = check(Scenario.RESTART, 1);
+    assertThat(result.spuriousLosses()).isEqualTo(1);
+    assertThat(result.failures()).anyMatch(f -> f.contains("spurious"));
+  }
+
+  @Test
+  void aLockFreeLongAfterABackendRestart_isStuck_andFreeWithinItsWindow_isNot() {
+    hold("w1", "a", 1, 0, 100, 0);
+    at(50, "w2", Kind.ACQUIRING, "a", 0, "");
+    at(200, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
+    at(1_000, "faults", Kind.RESTART_END, "-", 0, "");
+    // Excused until two leases after the restart (5,000 ms); free until 12,000 ms.
+    hold("w2", "a", 2, 12_000, 12_100, 1);
+    RunResult result = check(Scenario.RESTART, 1);
+    assertThat(result.worstFreeWhileWaitedNanos()).isEqualTo(7_000 * MS);
+    assertThat(result.failures())
+        .anyMatch(f -> f.contains("a was free for 7000 ms while a worker waited"));
+  }
+
+  @Test
+  void aLockFreeUntilShortlyAfterABackendRestartsWindow_isNotStuck() {
+    hold("w1", "a", 1, 0, 100, 0);
+    at(50, "w2", Kind.ACQUIRING, "a", 0, "");
+    at(200, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
+    at(1_000, "faults", Kind.RESTART_END, "-", 0, "");
+    hold("w2", "a", 2, 7_000, 7_100, 1);
+    RunResult result = check(Scenario.RESTART, 1);
+    assertThat(result.worstFreeWhileWaitedNanos()).isEqualTo(2_000 * MS);
+    assertThat(result.failures()).isEmpty();
+  }
+
   @Test
   void aLossWhileAMemberIsCutOffFromTheOthers_isNotSpurious_butTwoHoldersStillFail() {
     at(0, "w1", Kind.GRANT, "a", 1, "");
