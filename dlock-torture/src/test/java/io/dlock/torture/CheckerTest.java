@@ -33,6 +33,21 @@ class CheckerTest {
     at(toMs + 1, worker, Kind.RELEASED, lock, token, "true");
   }
 
+  /** A backend restart from {@code fromMs} to {@code toMs}. */
+  private void restart(long fromMs, long toMs) {
+    at(fromMs, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
+    at(toMs, "faults", Kind.RESTART_END, "-", 0, "");
+  }
+
+  /**
+   * Grant {@code token} of lock a told lost at {@code atMs}, and its release that finds it gone.
+   */
+  private void lostAt(String worker, long token, long atMs, String reason) {
+    at(atMs, worker, Kind.LOST, "a", token, reason);
+    at(atMs + 1, worker, Kind.RELEASING, "a", token, "");
+    at(atMs + 2, worker, Kind.RELEASED, "a", token, "false");
+  }
+
   /** Five clean grants of a lock nobody else uses, late in the run, so that a run has substance. */
   private void filler() {
     for (int i = 0; i < 5; i++) {
@@ -199,11 +214,8 @@ class CheckerTest {
   @Test
   void aLossDuringABackendRestart_isNotSpurious() {
     at(0, "w1", Kind.GRANT, "a", 1, "");
-    at(100, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
-    at(2_000, "faults", Kind.RESTART_END, "-", 0, "");
-    at(2_100, "w1", Kind.LOST, "a", 1, "EXPIRED");
-    at(2_101, "w1", Kind.RELEASING, "a", 1, "");
-    at(2_102, "w1", Kind.RELEASED, "a", 1, "false");
+    restart(100, 2_000);
+    lostAt("w1", 1, 2_100, "EXPIRED");
     RunResult result = check(Scenario.RESTART, 1);
     assertThat(result.losses()).isEqualTo(1);
     assertThat(result.failures()).isEmpty();
@@ -213,12 +225,9 @@ class CheckerTest {
   @Test
   void aLossToldLongAfterABackendRestart_isSpurious() {
     at(0, "w1", Kind.GRANT, "a", 1, "");
-    at(100, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
-    at(2_000, "faults", Kind.RESTART_END, "-", 0, "");
+    restart(100, 2_000);
     // The window ends two leases (4 s) after the restart: this loss came 5 s after that.
-    at(11_000, "w1", Kind.LOST, "a", 1, "EXPIRED");
-    at(11_001, "w1", Kind.RELEASING, "a", 1, "");
-    at(11_002, "w1", Kind.RELEASED, "a", 1, "false");
+    lostAt("w1", 1, 11_000, "EXPIRED");
     RunResult result = check(Scenario.RESTART, 1);
     assertThat(result.spuriousLosses()).isEqualTo(1);
     assertThat(result.failures()).anyMatch(f -> f.contains("spurious"));
@@ -228,8 +237,7 @@ class CheckerTest {
   void aLockFreeLongAfterABackendRestart_isStuck_andFreeWithinItsWindow_isNot() {
     hold("w1", "a", 1, 0, 100, 0);
     at(50, "w2", Kind.ACQUIRING, "a", 0, "");
-    at(200, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
-    at(1_000, "faults", Kind.RESTART_END, "-", 0, "");
+    restart(200, 1_000);
     // Excused until two leases after the restart (5,000 ms); free until 12,000 ms.
     hold("w2", "a", 2, 12_000, 12_100, 1);
     RunResult result = check(Scenario.RESTART, 1);
@@ -242,8 +250,7 @@ class CheckerTest {
   void aLockFreeUntilShortlyAfterABackendRestartsWindow_isNotStuck() {
     hold("w1", "a", 1, 0, 100, 0);
     at(50, "w2", Kind.ACQUIRING, "a", 0, "");
-    at(200, "faults", Kind.RESTART_BEGIN, "-", 0, "restart");
-    at(1_000, "faults", Kind.RESTART_END, "-", 0, "");
+    restart(200, 1_000);
     hold("w2", "a", 2, 7_000, 7_100, 1);
     RunResult result = check(Scenario.RESTART, 1);
     assertThat(result.worstFreeWhileWaitedNanos()).isEqualTo(2_000 * MS);
