@@ -1,7 +1,6 @@
 package io.dlock.redis;
 
 import io.dlock.BackendUnavailableException;
-import io.dlock.LockInfo;
 import io.dlock.MonotonicClock;
 import io.dlock.spi.AcquireResult;
 import io.dlock.spi.BackendContext;
@@ -14,10 +13,8 @@ import io.dlock.spi.ReleaseResult;
 import io.dlock.spi.ReleaseSignals;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -52,13 +49,14 @@ import org.slf4j.LoggerFactory;
  * RedlockMaster}). A grant that fails, or a master that answers too late, is taken back by the
  * acquire's request id ({@code undo-acquire.lua}), never by owner alone.
  */
-public final class RedlockLockBackend implements LockBackend, LockAdministration {
+public final class RedlockLockBackend implements LockBackend {
   private final java.util.concurrent.atomic.AtomicBoolean closed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private static final Logger log = LoggerFactory.getLogger(RedlockLockBackend.class);
 
   private final RedlockSettings settings;
   private final List<RedlockMaster> masters = new ArrayList<>();
+  private final RedlockAdministration administration = new RedlockAdministration(this);
   private final ExecutorService connector;
   private final int quorum;
 
@@ -133,9 +131,18 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
     return Optional.empty();
   }
 
+  RedlockSettings settings() {
+    return settings;
+  }
+
+  /** How many masters make a majority. */
+  int quorum() {
+    return quorum;
+  }
+
   @Override
   public Optional<LockAdministration> administration() {
-    return Optional.of(this);
+    return Optional.of(administration);
   }
 
   /** Every master's answer: a value, or null where the master failed or was too slow. */
@@ -149,17 +156,7 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
     return askEveryMaster(master -> master.call(call, timeout));
   }
 
-  /**
-   * For the administrative calls: every master, each bounded by its command timeout, a master still
-   * connecting waited for ({@link RedlockMaster#callOnceConnected}).
-   */
-  private <T> CompletableFuture<List<@Nullable T>> onEveryMasterConnected(
-      Function<RedisLockBackend, CompletableFuture<T>> call) {
-    Duration timeout = RedlockMaster.commandTimeout(settings);
-    return askEveryMaster(master -> master.callOnceConnected(call, timeout));
-  }
-
-  private <T> CompletableFuture<List<@Nullable T>> askEveryMaster(
+  <T> CompletableFuture<List<@Nullable T>> askEveryMaster(
       Function<RedlockMaster, CompletableFuture<T>> perMaster) {
     List<CompletableFuture<@Nullable T>> answers = new ArrayList<>();
     for (RedlockMaster master : masters) {
@@ -347,59 +344,8 @@ public final class RedlockLockBackend implements LockBackend, LockAdministration
             });
   }
 
-  /**
-   * Lists on every master, each bounded by its command timeout (at least 1 s), not the node timeout
-   * (a listing scans the master's keyspace and reads each lock), and a master still connecting
-   * waited for: a client that had just started (with a majority of masters up) listed a lock held
-   * on the master still connecting and one other as free (CI33: `dlock status` said "No locks held"
-   * while one was). Fewer answers than a quorum fail the listing: a lock held by a majority could
-   * be among the missing.
-   */
-  @Override
-  public CompletableFuture<List<LockInfo>> inspect(String namePattern) {
-    return onEveryMasterConnected(m -> m.inspect(namePattern))
-        .thenApply(
-            answers -> {
-              requireQuorum(answers, "the listing of '" + namePattern + "'");
-              Map<String, List<LockInfo>> byName = new HashMap<>();
-              for (List<LockInfo> answer : answers) {
-                if (answer != null) {
-                  answer.forEach(
-                      i -> byName.computeIfAbsent(i.name(), n -> new ArrayList<>()).add(i));
-                }
-              }
-              // A lock is held where a majority of masters hold it.
-              return byName.values().stream()
-                  .filter(infos -> infos.size() >= quorum)
-                  .map(
-                      infos ->
-                          infos.stream()
-                              .max(java.util.Comparator.comparingLong(LockInfo::fencingToken))
-                              .orElseThrow())
-                  .sorted(java.util.Comparator.comparing(LockInfo::name))
-                  .toList();
-            });
-  }
-
-  /**
-   * Deletes the lock on every master, each bounded by its command timeout as a listing is; fewer
-   * answers than a quorum fail it (reported as not done: the lock may still be held by a majority).
-   */
-  @Override
-  public CompletableFuture<Optional<LockInfo>> forceRelease(String lockName) {
-    return onEveryMasterConnected(m -> m.forceRelease(lockName))
-        .thenApply(
-            answers -> {
-              requireQuorum(answers, "the forced release of '" + lockName + "'");
-              return answers.stream()
-                  .filter(a -> a != null && a.isPresent())
-                  .map(Optional::get)
-                  .max(java.util.Comparator.comparingLong(LockInfo::fencingToken));
-            });
-  }
-
   /** Fails the call unless a quorum of masters answered it. */
-  private void requireQuorum(List<?> answers, String what) {
+  void requireQuorum(List<?> answers, String what) {
     long answered = answers.stream().filter(a -> a != null).count();
     if (answered < quorum) {
       throw new CompletionException(
