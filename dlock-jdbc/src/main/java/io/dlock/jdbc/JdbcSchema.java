@@ -43,11 +43,13 @@ final class JdbcSchema {
           st.execute(trimmed);
         } catch (SQLException e) {
           String state = String.valueOf(e.getSQLState());
-          if (!state.equals("23505") && !state.equals("42P07")) {
+          if (!state.equals("23505") && !state.equals("42P07") && !state.equals("42710")) {
             throw e;
           }
           // Another client created it at the same moment (PostgreSQL's IF NOT EXISTS is not
-          // atomic): it exists now, which is all this step wants.
+          // atomic: the loser sees a unique violation, "relation already exists", or "type ...
+          // already exists" for the table's row type, SchemaCreationRaceTest): it exists now,
+          // which is all this step wants.
         }
       }
     } catch (SQLException e) {
